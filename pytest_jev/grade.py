@@ -1,0 +1,195 @@
+"""Grade a recording against a pack: per-case outcomes plus the item arrays metrics need.
+
+Two separate readings of each answer, on purpose:
+- the *decision* (jevassert 0.2.1's rules, see docs/metrics in SPEC.md): what the
+  metrics count, so numbers match jevassert to the digit;
+- the *contract* (present, declared type, declared labels, probabilities in [0, 1],
+  distributions summing to 1): what a case item asserts.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .packs.model import Pack, Question
+from .recording import Recording
+
+OK, MISMATCH, INVALID, ERROR = "ok", "mismatch", "invalid", "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Miss:
+    """One answered question whose decision differs from the gold label."""
+
+    question: str
+    expected: Any
+    got: Any
+    probability: float
+
+
+@dataclass(frozen=True, slots=True)
+class CaseOutcome:
+    case_id: str
+    status: str  # ok | mismatch | invalid | error
+    problems: tuple[str, ...] = ()  # contract breaches (invalid) or the error (error)
+    misses: tuple[Miss, ...] = ()
+
+
+@dataclass(frozen=True)
+class Items:
+    """Graded items in jevassert order: cases in file order, questions in each line's order."""
+
+    question: np.ndarray  # int16 index into `qids`
+    correct: np.ndarray  # bool
+    prob: np.ndarray  # float64 decision probability
+    got_true: np.ndarray  # bool: the noul decision (False for other types)
+    gold_true: np.ndarray  # bool: the noul gold label (False for other types)
+    got_label: list[str]  # the answered label ("true"/"false" for noul), for author thresholds
+    qids: tuple[str, ...]
+    case_errors: int
+    missing: int
+    missing_by_question: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        return int(self.prob.shape[0])
+
+
+@dataclass(frozen=True)
+class Graded:
+    outcomes: tuple[CaseOutcome, ...]
+    items: Items
+    unknown_case_ids: tuple[str, ...]  # in the recording but not in the pack
+
+
+def _float_map(raw: Any) -> dict[str, float]:
+    out: dict[str, float] = {}
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            try:
+                out[str(key)] = float(value)
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
+def decide(question: Question, answer: dict[str, Any]) -> tuple[Any, float] | None:
+    """jevassert's decision and decision probability, or None when unusable."""
+    try:
+        if question.type == "noul":
+            if "noul" not in answer:
+                return None
+            p = float(answer["noul"])
+            return p >= 0.5, max(p, 1.0 - p)
+        probs = _float_map(answer.get("probabilities"))
+        if not probs:
+            return None
+        best = max(probs, key=probs.get)  # type: ignore[arg-type]
+        if question.type == "choice":
+            decision = answer.get("choice") or best
+            return decision, probs.get(decision, max(probs.values()))
+        return question.levels[int(best)], probs[best]
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def contract_problems(question: Question, answer: Any) -> list[str]:
+    """Why an answer breaks its question's contract (empty when it honours it)."""
+    qid = question.id
+    if not isinstance(answer, dict):
+        return [f"{qid}: no answer" if answer is None else f"{qid}: answer is not an object"]
+    kind = answer.get("type")
+    if kind != question.type:
+        return [f"{qid}: answer type {json.dumps(kind)} but the question is {question.type}"]
+    if question.type == "noul":
+        p = answer.get("noul")
+        if isinstance(p, bool) or not isinstance(p, (int, float)):
+            return [f"{qid}: noul must be a probability, got {json.dumps(p)}"]
+        return [] if 0.0 <= p <= 1.0 else [f"{qid}: noul {p} outside [0, 1]"]
+    probs = answer.get("probabilities")
+    if not isinstance(probs, dict) or not probs:
+        return [f"{qid}: {question.type} answer has no probabilities"]
+    allowed = question.labels if question.type == "choice" else [str(i) for i in range(len(question.levels))]
+    problems = []
+    strays = [k for k in probs if k not in allowed]
+    if strays:
+        problems.append(f"{qid}: undeclared label(s) {strays[:3]} (allowed: {list(allowed)})")
+    values = [v for v in probs.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if len(values) != len(probs) or any(not 0.0 <= v <= 1.0 for v in values):
+        problems.append(f"{qid}: probabilities must be numbers in [0, 1]")
+    elif abs(math.fsum(values) - 1.0) > max(0.01, 0.005 * len(values)) + 1e-9:
+        problems.append(f"{qid}: probabilities sum to {math.fsum(values):.4f}, not 1")
+    if question.type == "choice" and "choice" in answer and answer["choice"] not in question.labels:
+        problems.append(f"{qid}: choice {json.dumps(answer['choice'])} is not a declared option")
+    return problems
+
+
+def grade(pack: Pack, recording: Recording) -> Graded:
+    qids = tuple(pack.questions)
+    qindex = {qid: i for i, qid in enumerate(qids)}
+    question = pack.questions
+    q_list: list[int] = []
+    c_list: list[bool] = []
+    p_list: list[float] = []
+    got_list: list[bool] = []
+    gold_list: list[bool] = []
+    label_list: list[str] = []
+    outcomes: list[CaseOutcome] = []
+    case_errors = 0
+    missing = 0
+    items_by_q = [0] * len(qids)
+    expected_by_q = [0] * len(qids)
+    lines = recording.lines
+    for case in pack.cases:
+        for qid in case.expect:
+            expected_by_q[qindex[qid]] += 1
+        rec = lines.get(case.id)
+        answers = rec.get("answers") if rec is not None else None
+        if rec is None or rec.get("error") or answers is None:
+            case_errors += 1
+            missing += len(case.expect)
+            why = ("not in the recording" if rec is None else
+                   f"recorded error: {str(rec.get('error'))[:200]}" if rec.get("error") else "answers is null")
+            outcomes.append(CaseOutcome(case.id, ERROR, (why,)))
+            continue
+        problems: list[str] = []
+        misses: list[Miss] = []
+        if not isinstance(answers, dict):
+            answers = {}
+        for qid, gold in case.expect.items():
+            q = question[qid]
+            answer = answers.get(qid)
+            problems.extend(contract_problems(q, answer))
+            decided = decide(q, answer) if isinstance(answer, dict) else None
+            if decided is None:
+                missing += 1
+                continue
+            decision, prob = decided
+            correct = decision == gold
+            qi = qindex[qid]
+            items_by_q[qi] += 1
+            q_list.append(qi)
+            c_list.append(correct)
+            p_list.append(prob)
+            is_noul = q.type == "noul"
+            got_list.append(bool(decision) if is_noul else False)
+            gold_list.append(bool(gold) if is_noul else False)
+            label_list.append(("true" if decision else "false") if is_noul else str(decision))
+            if not correct:
+                misses.append(Miss(qid, gold, decision, prob))
+        status = INVALID if problems else (MISMATCH if misses else OK)
+        outcomes.append(CaseOutcome(case.id, status, tuple(problems), tuple(misses)))
+    known = {c.id for c in pack.cases}
+    unknown = tuple(cid for cid in lines if cid not in known)
+    items = Items(
+        question=np.asarray(q_list, dtype=np.int16), correct=np.asarray(c_list, dtype=bool),
+        prob=np.asarray(p_list, dtype=np.float64), got_true=np.asarray(got_list, dtype=bool),
+        gold_true=np.asarray(gold_list, dtype=bool), got_label=label_list, qids=qids, case_errors=case_errors, missing=missing,
+        missing_by_question={qid: expected_by_q[i] - items_by_q[i] for i, qid in enumerate(qids)},
+    )
+    return Graded(tuple(outcomes), items, unknown)

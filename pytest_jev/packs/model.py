@@ -1,0 +1,115 @@
+"""The pack as immutable data: what the loader returns and everything else reads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+ABSTAIN = "unknown"
+QUESTION_TYPES = ("noul", "choice", "score")
+DEFAULT_MODEL = "jev-latest"
+
+
+def frozen_map(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(data or {}))
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    id: str
+    type: str  # noul | choice | score
+    instructions: str
+    options: Mapping[str, str] = field(default_factory=frozen_map)  # choice: label -> meaning
+    levels: tuple[str, ...] = ()  # score: low -> high
+    level_descriptions: Mapping[str, str] = field(default_factory=frozen_map)
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Every label an answer may carry, as strings ("true"/"false" for noul)."""
+        if self.type == "noul":
+            return ("true", "false")
+        if self.type == "choice":
+            return tuple(self.options)
+        return self.levels
+
+    def as_sent(self) -> dict[str, Any]:
+        """The question exactly as a System One request carries it.
+
+        The single source of the wire form: request bodies, request fingerprints
+        and (later) rubric fingerprints all come from here, so they cannot disagree.
+        Score levels go as an ordered list of their descriptions (the label when a
+        level has none), lowest first, as SPEC rule 5 and jevassert do.
+        """
+        if self.type == "noul":
+            return {"type": "noul", "instructions": self.instructions}
+        if self.type == "choice":
+            return {"type": "choice", "instructions": self.instructions,
+                    "criteria": dict(self.options)}
+        return {"type": "score", "instructions": self.instructions,
+                "criteria": [self.level_descriptions.get(level, level) for level in self.levels]}
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    id: str
+    state: Mapping[str, Any]
+    expect: Mapping[str, Any]  # question id -> gold label, in the order of the JSON line
+    line: int  # 1-based line in cases.jsonl
+
+
+@dataclass(frozen=True, slots=True)
+class Gates:
+    """gates.yaml as declared; `declared` keeps the file's order for item names."""
+
+    values: Mapping[str, Any] = field(default_factory=frozen_map)
+    lines: Mapping[str, int] = field(default_factory=frozen_map)  # gate name -> line in gates.yaml
+
+    def names(self) -> tuple[str, ...]:
+        """One name per gate check, e.g. min_accuracy, per_question.queue.max_ece."""
+        out: list[str] = []
+        for key, value in self.values.items():
+            if key == "per_question":
+                for qid, spec in value.items():
+                    out.extend(f"per_question.{qid}.{name}" for name in spec)
+            else:
+                out.append(key)
+        return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Pack:
+    path: Path
+    id: str
+    version: str
+    license: str
+    tested: str | None
+    description: str
+    state_description: str
+    state_fields: tuple[str, ...]
+    questions: Mapping[str, Question]
+    thresholds: Mapping[str, Mapping[str, float]]
+    gates: Gates
+    cases: tuple[Case, ...]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def record_model(self) -> str:
+        """Model to ask for when recording: the pinned version, else the alias."""
+        return self.tested or DEFAULT_MODEL
+
+    @property
+    def pack_file(self) -> Path:
+        return self.path / "pack.yaml"
+
+    @property
+    def cases_file(self) -> Path:
+        return self.path / "cases.jsonl"
+
+    @property
+    def gates_file(self) -> Path:
+        return self.path / "gates.yaml"
+
+    def questions_as_sent(self) -> dict[str, dict[str, Any]]:
+        return {qid: q.as_sent() for qid, q in self.questions.items()}

@@ -1,0 +1,108 @@
+"""Recordings: jevassert predictions.jsonl files and our superset, read and located.
+
+A recording holds one JSON line per case (`case_id`, `model`, `latency_ms`,
+`usage`, `answers`, `error`, plus optional provenance keys). It is read once into
+a Recording keyed by case id; nothing here touches the network.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Hashable, Mapping
+
+from .errors import RecordingError, RecordingNotFound
+from .packs import schema
+
+
+@dataclass(frozen=True)
+class Recording:
+    path: Path
+    lines: Mapping[str, Mapping[str, Any]]  # case_id -> the decoded line, in file order
+    line_numbers: Mapping[str, int]
+    sha256: str
+
+    def models(self) -> list[str]:
+        return sorted({rec["model"] for rec in self.lines.values() if isinstance(rec.get("model"), str)})
+
+    def modes(self) -> set[str]:
+        return {str(rec["mode"]) for rec in self.lines.values() if rec.get("mode")}
+
+
+def _skeleton(doc: Any) -> Hashable:
+    answers = doc.get("answers")
+    return (tuple((k, type(v)) for k, v in doc.items() if k != "answers"),
+            bool(doc.get("case_id")),
+            tuple(type(v) for v in answers.values()) if isinstance(answers, dict) else type(answers))
+
+
+def load_recording(path: str | Path) -> Recording:
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise RecordingNotFound("recording not found", file=path) from None
+    except OSError as exc:
+        raise RecordingError(f"cannot read the recording ({exc.strerror})", file=path) from None
+    memo = schema.MemoValidator(schema.schema("recording"), _skeleton)
+    torn = bool(data) and not data.endswith(b"\n")
+    raw_lines = data.split(b"\n")
+    lines: dict[str, Mapping[str, Any]] = {}
+    numbers: dict[str, int] = {}
+    loads = json.loads
+    last = len(raw_lines) - (0 if torn else 1)
+    for number, raw in enumerate(raw_lines[:last], 1):
+        if not raw.strip():
+            continue
+        try:
+            doc = loads(raw)
+        except ValueError as exc:
+            if torn and number == last:
+                raise RecordingError(
+                    "torn last line: the run that wrote it was interrupted", file=path, line=number,
+                    fix="re-run with --jev-record to redo that case, or delete the partial line") from None
+            msg = getattr(exc, "msg", str(exc))
+            raise RecordingError(f"not valid JSON ({msg})", file=path, line=number,
+                                 fix="each line must be one JSON object; re-record the case") from None
+        if not isinstance(doc, dict):
+            raise RecordingError("a recording line must be a JSON object", file=path, line=number,
+                                 fix="re-record the case")
+        error = memo.error(doc)
+        if error is not None:
+            raise RecordingError(f"bad line: {schema.describe(error)}", file=path, line=number,
+                                 fix="each line needs a non-empty case_id; re-record the case")
+        case_id = doc["case_id"]
+        if case_id in lines:
+            raise RecordingError(f"duplicate case_id '{case_id}' (first on line {numbers[case_id]})",
+                                 file=path, line=number, fix="keep one line per case")
+        lines[case_id] = doc
+        numbers[case_id] = number
+    return Recording(path, MappingProxyType(lines), MappingProxyType(numbers),
+                     hashlib.sha256(data).hexdigest())
+
+
+def candidate_paths(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,
+                    results_dir: Path) -> list[Path]:
+    """Where a pack's recording is looked for, in order (the first that exists wins)."""
+    if explicit:
+        p = Path(explicit)
+        return [p / f"{pack_id}.predictions.jsonl" if p.is_dir() else p]
+    if backend:
+        return [results_dir / backend / f"{pack_id}.predictions.jsonl"]
+    return [pack_dir / "predictions.jsonl"]
+
+
+def find_recording(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,
+                   results_dir: Path) -> Path:
+    tried = candidate_paths(pack_dir, pack_id, explicit=explicit, backend=backend, results_dir=results_dir)
+    for p in tried:
+        if p.is_file():
+            return p
+    how = (f"pytest {pack_dir} --jev-record --jev-backend={backend}" if backend
+           else f"pytest {pack_dir} --jev-record --jev-backend=<name>")
+    raise RecordingNotFound(
+        f"no recording for pack '{pack_id}' (tried {', '.join(str(p) for p in tried)})",
+        fix=f"record one with `{how}`, or point at one with --jev-recording PATH / --jev-backend NAME")
