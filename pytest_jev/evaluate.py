@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import json
+
 import numpy as np
 
 from . import metrics
@@ -38,6 +40,9 @@ class PackResult:
     graded: Graded
     payload: dict[str, Any]  # the --jev-json object: jevassert's keys plus ours
     gates: tuple[GateResult, ...] = field(default=())
+
+    def integrity_problems(self) -> list[str]:
+        return integrity_problems(self.pack, self.recording, self.graded)
 
     @property
     def failed_gates(self) -> list[GateResult]:
@@ -104,7 +109,8 @@ def _threshold_coverage(pack: Pack, graded: Graded) -> dict[str, Any] | None:
             "precision": int(np.count_nonzero(items.correct & accepted)) / k if k else None}
 
 
-def evaluate(pack: Pack, recording: Recording, settings: Settings, backend: str | None = None) -> PackResult:
+def evaluate(pack: Pack, recording: Recording, settings: Settings, backend: str | None = None,
+             shown_path: str | None = None) -> PackResult:
     graded = grade(pack, recording)
     items = graded.items
     acc_ci, ece_ci = metrics.bootstrap(items.prob, items.correct, settings.bootstrap, settings.seed)
@@ -134,12 +140,59 @@ def evaluate(pack: Pack, recording: Recording, settings: Settings, backend: str 
     payload["recorded_models"] = recording.models()
     payload["pricing"] = {"input_usd_per_mtok": settings.price_input, "output_usd_per_mtok": settings.price_output}
     payload.update({
-        "backend": backend, "recording": str(recording.path), "recording_sha256": recording.sha256,
+        "backend": backend, "recording": shown_path or str(recording.path), "recording_sha256": recording.sha256,
         "target_precision": settings.target_precision, "bootstrap_resamples": settings.bootstrap,
         "seed": settings.seed, "input_tokens": cost["input_tokens"], "output_tokens": cost["output_tokens"],
         "mismatched_cases": sum(1 for o in graded.outcomes if o.status == "mismatch"),
         "invalid_cases": sum(1 for o in graded.outcomes if o.status == "invalid"),
         "unknown_case_ids": list(graded.unknown_case_ids),
         "mode": sorted(recording.modes())[0] if recording.modes() else "live",
+        "mismatches": mismatches(pack, graded),
     })
     return PackResult(pack, recording, backend, graded, payload, tuple(gates))
+
+
+def integrity_problems(pack: Pack, recording: Recording, graded: Graded, limit: int = 5) -> list[str]:
+    """Why a recording does not belong to its pack (empty when it does)."""
+    problems: list[str] = []
+    path = recording.path
+    missing = [c.id for c in pack.cases if c.id not in recording.lines]
+    if missing:
+        problems.append(f"{path}: {len(missing)} of {len(pack.cases)} cases are not in the recording "
+                        f"(first: {', '.join(missing[:limit])}); record them with --jev-record")
+    for cid in graded.unknown_case_ids[:limit]:
+        problems.append(f"{path}:{recording.line_numbers[cid]}: case '{cid}' is not in pack {pack.id}; "
+                        "the recording belongs to another pack or version, re-record it")
+    if len(graded.unknown_case_ids) > limit:
+        problems.append(f"... and {len(graded.unknown_case_ids) - limit} more unknown case ids")
+    wrong: list[str] = []
+    for case in pack.cases:
+        rec = recording.lines.get(case.id)
+        answers = rec.get("answers") if rec else None
+        if not isinstance(answers, dict):
+            continue
+        for qid, answer in answers.items():
+            q = pack.questions.get(qid)
+            line = f"{path}:{recording.line_numbers[case.id]}"
+            if q is None:
+                wrong.append(f"{line}: case {case.id} answers '{qid}', which pack {pack.id} does not declare")
+            elif isinstance(answer, dict) and answer.get("type") != q.type:
+                wrong.append(f"{line}: case {case.id} answer '{qid}' has type {json.dumps(answer.get('type'))}, "
+                              f"the pack declares {q.type}; re-record the case")
+    problems.extend(wrong[:limit])
+    if len(wrong) > limit:
+        problems.append(f"... and {len(wrong) - limit} more answers of the wrong type")
+    modes = recording.modes()
+    if "mock" in modes and any(not rec.get("mode") or rec.get("mode") != "mock" for rec in recording.lines.values()):
+        problems.append(f"{path}: mixes mock lines with live ones; mock recordings are for harness checks only")
+    return problems
+
+
+def mismatches(pack: Pack, graded: Graded) -> list[dict[str, Any]]:
+    """Every answered question whose decision differs from the gold label, in case order."""
+    out = []
+    for case, outcome in zip(pack.cases, graded.outcomes):
+        for m in outcome.misses:
+            out.append({"case": case.id, "question": m.question, "expected": m.expected, "got": m.got,
+                        "probability": m.probability})
+    return out

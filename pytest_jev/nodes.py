@@ -1,0 +1,228 @@
+"""The pytest item tree of a pack: check[...], case[...] (or cases[bulk]) and gate[...] items."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+import pytest
+
+from .errors import JevError
+from .options import Options
+
+MISMATCH_KEY = "jev_mismatch"  # user_properties key carrying one case's mismatches
+STATE_EXCERPT = 120
+
+
+class JevFailure(Exception):
+    """A pack item failed; `lines` is exactly what the report shows."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+class PackDirectory(pytest.Directory):
+    """A folder holding pack.yaml. Its items are built from the pack, not from Python files."""
+
+    options: Options
+    pack: Any = None
+    recording: Any = None
+    problem: JevError | None = None
+    recording_problem: JevError | None = None
+    _result: Any = None
+    _sent: bool = False
+
+    def collect(self) -> Iterable[pytest.Item]:
+        from .session import backend_pricing, load_inputs
+
+        self.options = self.config.stash[OPTIONS_KEY]
+        self.pack, self.recording, self.problem, self.recording_problem = load_inputs(self.path, self.options)
+        yield CheckItem.from_parent(self, name="check[spec]", check="spec")
+        if self.problem is not None:
+            return
+        yield CheckItem.from_parent(self, name="check[recording]", check="recording")
+        if self.recording_problem is not None:
+            return
+        self.pricing = backend_pricing(self.options, self.recording.path)
+        if self._bulk():
+            yield BulkItem.from_parent(self, name="cases[bulk]")
+        else:
+            make = CaseItem.from_parent
+            for index, case in enumerate(self.pack.cases):
+                yield make(self, name=f"case[{case.id}]", index=index)
+        for gate in self.pack.gates.names():
+            yield GateItem.from_parent(self, name=f"gate[{gate}]", gate=gate)
+
+    def _bulk(self) -> bool:
+        mode = self.options.case_items
+        return mode == "none" or (mode == "auto" and len(self.pack.cases) > self.options.case_items_max)
+
+    def result(self) -> Any:
+        """The PackResult, computed once per process on first use."""
+        if self._result is None:
+            from .session import evaluate_pack
+
+            self._result = evaluate_pack(self.pack, self.recording, self.options, self.pricing)
+        return self._result
+
+    def attach_run(self, item: pytest.Item) -> None:
+        """Hand this pack's run to the process-wide store once (xdist ships it to the controller)."""
+        if not self._sent:
+            self._sent = True
+            self.config.stash[RUNS_KEY].add(self.result().payload)
+
+
+class JevItem(pytest.Item):
+    parent: PackDirectory
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, (JevFailure, JevError)):
+            lines = getattr(excinfo.value, "lines", None) or [str(excinfo.value)]
+            return "\n".join(lines)
+        return super().repr_failure(excinfo)
+
+
+class CheckItem(JevItem):
+    def __init__(self, *, check: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.check = check
+
+    def runtest(self) -> None:
+        d = self.parent
+        if self.check == "spec":
+            if d.problem is not None:
+                raise JevFailure([d.problem.one_line()])
+            return
+        if d.recording_problem is not None:
+            raise JevFailure([d.recording_problem.one_line()])
+        d.attach_run(self)
+        problems = d.result().integrity_problems()
+        if problems:
+            raise JevFailure(problems)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        if self.check == "spec":
+            return self.path / "pack.yaml", 0, f"{self.name}"
+        target = self.parent.recording.path if self.parent.recording is not None else self.path
+        return target, None, self.name
+
+
+class CaseItem(JevItem):
+    def __init__(self, *, index: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.index = index
+
+    def runtest(self) -> None:
+        d = self.parent
+        d.attach_run(self)
+        outcome = d.result().graded.outcomes[self.index]
+        if outcome.status == "ok":
+            return
+        case = d.pack.cases[self.index]
+        if outcome.status == "mismatch":
+            self.user_properties.append((MISMATCH_KEY, json.dumps(mismatch_record(d.pack.id, case, outcome))))
+            if d.options.strict:
+                raise JevFailure(mismatch_lines(case, outcome) + ["(--jev-strict: mismatches fail)"])
+            return
+        where = f"{d.pack.cases_file}:{case.line}"
+        raise JevFailure([f"case {case.id} ({where}): {p}" for p in outcome.problems])
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        case = self.parent.pack.cases[self.index]
+        return self.parent.pack.cases_file, case.line - 1, f"case {case.id}"
+
+
+class BulkItem(JevItem):
+    """All cases of a large pack graded inside one item (--jev-case-items=none)."""
+
+    def runtest(self) -> None:
+        d = self.parent
+        d.attach_run(self)
+        result = d.result()
+        cases = d.pack.cases
+        bad, mismatched = [], 0
+        for case, outcome in zip(cases, result.graded.outcomes):
+            if outcome.status in ("error", "invalid"):
+                bad.append(f"case {case.id} ({d.pack.cases_file}:{case.line}): {'; '.join(outcome.problems)}")
+            elif outcome.status == "mismatch":
+                mismatched += 1
+        if mismatched:
+            self.user_properties.append(("jev_mismatch_count", mismatched))
+        if bad:
+            shown = bad[:20] + ([f"... and {len(bad) - 20} more"] if len(bad) > 20 else [])
+            raise JevFailure([f"{len(bad)} of {len(cases)} cases have no valid answer:"] + shown)
+        if mismatched and d.options.strict:
+            raise JevFailure([f"{mismatched} of {len(cases)} cases mismatch their gold labels "
+                              "(--jev-strict: mismatches fail); the summary lists them"])
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.parent.pack.cases_file, 0, self.name
+
+
+class GateItem(JevItem):
+    def __init__(self, *, gate: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.gate = gate
+
+    def runtest(self) -> None:
+        d = self.parent
+        if d.options.no_gates:
+            pytest.skip("--jev-no-gates: gates are not evaluated")
+        d.attach_run(self)
+        result = d.result()
+        gate = next(g for g in result.gates if g.gate == self.gate)
+        if gate.outcome == "skipped":
+            pytest.skip(f"gate {gate.gate} not computable: {gate.detail}")
+        if gate.outcome == "failed":
+            raise JevFailure(gate_failure_lines(gate, result))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = self.parent.pack.gates.lines.get(self.gate, 1)
+        return self.parent.pack.gates_file, line - 1, f"gate {self.gate}"
+
+
+def gate_failure_lines(gate: Any, result: Any) -> list[str]:
+    interval = (f" (95% CI {gate.interval[0]:.3f}-{gate.interval[1]:.3f})" if gate.interval else "")
+    value = "n/a" if gate.value is None else f"{gate.value:.6g}"
+    threshold = "n/a" if gate.threshold is None else f"{gate.threshold:.6g}"
+    where = f"{result.pack.gates_file}:{gate.line}" if gate.line else str(result.pack.gates_file)
+    return [
+        f"gate {gate.gate} failed: {gate.detail}",
+        f"  metric {gate.metric} = {value}{interval}, threshold {threshold} ({where})",
+        f"  recording {result.recording.path}" + (f" (backend {result.backend})" if result.backend else ""),
+    ]
+
+
+def excerpt(state: Any) -> str:
+    text = json.dumps(dict(state), ensure_ascii=False)
+    return text if len(text) <= STATE_EXCERPT else text[: STATE_EXCERPT - 3] + "..."
+
+
+def mismatch_record(pack_id: str, case: Any, outcome: Any) -> dict[str, Any]:
+    return {"pack": pack_id, "case": case.id, "state": excerpt(case.state),
+            "misses": [{"question": m.question, "expected": m.expected, "got": m.got,
+                        "probability": m.probability} for m in outcome.misses]}
+
+
+def mismatch_lines(case: Any, outcome: Any) -> list[str]:
+    return [f"case {case.id}: {m.question} expected {json.dumps(m.expected)} got {json.dumps(m.got)} "
+            f"(p={m.probability:.2f}); state {excerpt(case.state)}" for m in outcome.misses]
+
+
+OPTIONS_KEY = pytest.StashKey[Options]()
+RUNS_KEY = pytest.StashKey["RunStore"]()
+
+
+class RunStore:
+    """Payloads of the runs graded in this process, keyed by (pack, recording)."""
+
+    def __init__(self) -> None:
+        self.runs: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def add(self, payload: dict[str, Any]) -> None:
+        self.runs.setdefault((payload["pack"], payload["recording"]), payload)
+
+    def sorted(self) -> list[dict[str, Any]]:
+        return [self.runs[k] for k in sorted(self.runs)]

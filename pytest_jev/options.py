@@ -1,0 +1,152 @@
+"""Every --jev-* flag, its ini twin, and the frozen Options they are parsed into once.
+
+The command line wins over the ini file, as in pytest's own logging plugin.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from .errors import OptionError
+
+CASE_ITEMS_MAX = 20_000  # above this many cases a pack is graded in bulk unless told otherwise
+RECORD_MODES = ("once", "new_episodes", "all", "none")
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str  # without the leading --
+    help: str
+    default: Any = None
+    kind: str = "string"  # string | bool | int | float | path
+    ini: bool = True
+    metavar: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.name.replace("-", "_")
+
+
+FLAGS = (
+    Flag("jev-replay", "grade committed recordings, offline (the default mode)", False, "bool", ini=False),
+    Flag("jev-recording", "recording to grade: a predictions.jsonl file, or a folder of <pack>.predictions.jsonl",
+         metavar="PATH", kind="path", ini=False),
+    Flag("jev-backend", "backend id whose recordings to use: results/<backend>/<pack>.predictions.jsonl",
+         metavar="NAME"),
+    Flag("jev-results-dir", "folder of per-backend recordings, relative to the rootdir", "results",
+         metavar="DIR"),
+    Flag("jev-strict", "a valid answer that disagrees with the gold label fails its case item", False, "bool"),
+    Flag("jev-bootstrap", "bootstrap resamples for the accuracy and ECE intervals (0 turns them off)", 1000,
+         "int", metavar="N"),
+    Flag("jev-seed", "seed of the bootstrap resamples", 0, "int", metavar="N"),
+    Flag("jev-price-input", "USD per million input tokens (default: backend.json pricing, else Jev's 0.042)",
+         None, "float", metavar="USD"),
+    Flag("jev-price-output", "USD per million output tokens (default: backend.json pricing, else 0)",
+         None, "float", metavar="USD"),
+    Flag("jev-target-precision", "suggest the highest-coverage threshold reaching this precision", None,
+         "float", metavar="P"),
+    Flag("jev-no-gates", "compute metrics only; gate items are skipped", False, "bool"),
+    Flag("jev-json", "write every run's metrics as JSON: {\"runs\": [...]}", None, "path", ini=False,
+         metavar="PATH"),
+    Flag("jev-case-items", "one item per case (all), one bulk item per pack (none), or all up to "
+         f"jev_case_items_max cases (auto)", "auto", metavar="auto|all|none"),
+    Flag("jev-case-items-max", f"largest pack that gets per-case items under auto (default {CASE_ITEMS_MAX})",
+         CASE_ITEMS_MAX, "int", metavar="N"),
+    Flag("jev-mismatches", "how many mismatches the summary lists per pack (-v lists all)", 20, "int",
+         metavar="N"),
+)
+
+
+@dataclass(frozen=True)
+class Options:
+    replay: bool
+    recording: str | None
+    backend: str | None
+    results_dir: Path
+    strict: bool
+    bootstrap: int
+    seed: int
+    price_input: float | None
+    price_output: float | None
+    target_precision: float | None
+    no_gates: bool
+    json_path: Path | None
+    case_items: str
+    case_items_max: int
+    mismatches: int
+    rootdir: Path
+    verbose: int
+
+
+def addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("jev", "typed-decision question packs (pytest_jev)")
+    for flag in FLAGS:
+        help_text = flag.help + (f" (ini: {flag.dest})" if flag.ini else "")
+        if flag.kind == "bool":
+            group.addoption(f"--{flag.name}", action="store_true", default=None, dest=flag.dest, help=help_text)
+        else:
+            group.addoption(f"--{flag.name}", default=None, dest=flag.dest, metavar=flag.metavar, help=help_text)
+        if flag.ini:
+            parser.addini(flag.dest, help=flag.help, default=None,
+                          type="bool" if flag.kind == "bool" else "string")
+
+
+def _raw(config: pytest.Config, flag: Flag) -> Any:
+    value = config.getoption(flag.dest)
+    if value is None and flag.ini:
+        value = config.getini(flag.dest)
+        if value in ("", None, []):
+            value = None
+    return flag.default if value is None else value
+
+
+def _number(flag: Flag, value: Any, convert: Callable[[Any], Any], check: Callable[[Any], bool], wanted: str) -> Any:
+    if value is None:
+        return None
+    try:
+        number = convert(value)
+    except (TypeError, ValueError):
+        number = None
+    if number is None or (isinstance(number, float) and not math.isfinite(number)) or not check(number):
+        raise OptionError(f"--{flag.name}={value!r} is not {wanted}", fix=f"pass --{flag.name}=<{wanted}>")
+    return number
+
+
+def parse(config: pytest.Config) -> Options:
+    by_name = {f.name: f for f in FLAGS}
+
+    def get(name: str) -> Any:
+        return _raw(config, by_name[name])
+
+    def num(name: str, convert: Callable[[Any], Any], check: Callable[[Any], bool], wanted: str) -> Any:
+        return _number(by_name[name], get(name), convert, check, wanted)
+
+    case_items = str(get("jev-case-items")).strip().lower()
+    if case_items not in ("auto", "all", "none"):
+        raise OptionError(f"--jev-case-items={case_items!r} is not auto, all or none",
+                          fix="pass --jev-case-items=auto|all|none")
+    json_path = get("jev-json")
+    return Options(
+        replay=bool(get("jev-replay")),
+        recording=get("jev-recording"),
+        backend=get("jev-backend") or None,
+        results_dir=Path(config.rootpath, get("jev-results-dir")),
+        strict=bool(get("jev-strict")),
+        bootstrap=num("jev-bootstrap", int, lambda n: n >= 0, "a whole number >= 0"),
+        seed=num("jev-seed", int, lambda n: n >= 0, "a whole number >= 0"),
+        price_input=num("jev-price-input", float, lambda x: x >= 0, "a price >= 0"),
+        price_output=num("jev-price-output", float, lambda x: x >= 0, "a price >= 0"),
+        target_precision=num("jev-target-precision", float, lambda x: 0 < x <= 1, "a precision in (0, 1]"),
+        no_gates=bool(get("jev-no-gates")),
+        json_path=Path(json_path) if json_path else None,
+        case_items=case_items,
+        case_items_max=num("jev-case-items-max", int, lambda n: n >= 0, "a whole number >= 0"),
+        mismatches=num("jev-mismatches", int, lambda n: n >= 0, "a whole number >= 0"),
+        rootdir=config.rootpath,
+        verbose=config.getoption("verbose") or 0,
+    )

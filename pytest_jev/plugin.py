@@ -1,0 +1,82 @@
+"""pytest hook wiring only: options, collection of pack folders, outcomes, summary, JSON."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import options as opts
+from .errors import JevError
+from .nodes import MISMATCH_KEY, OPTIONS_KEY, RUNS_KEY, PackDirectory, RunStore
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    opts.addoption(parser)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        config.stash[OPTIONS_KEY] = opts.parse(config)
+    except JevError as exc:
+        raise pytest.UsageError(exc.one_line()) from None
+    config.stash[RUNS_KEY] = RunStore()
+    if config.pluginmanager.hasplugin("xdist"):
+        from .xdist import XdistBridge
+
+        config.pluginmanager.register(XdistBridge(config), "jev-xdist")
+    if not hasattr(config, "workerinput"):
+        config.pluginmanager.register(JevReporter(config), "jev-reporter")
+
+
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if (path / "pack.yaml").is_file():
+        return PackDirectory.from_parent(parent, path=path)
+    return None
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    if report.when == "call" and report.passed and any(
+            key in (MISMATCH_KEY, "jev_mismatch_count") for key, _ in report.user_properties):
+        return "mismatched", "M", ("MISMATCH", {"yellow": True})
+    return None
+
+
+class JevReporter:
+    """Controller-side: collects mismatches from reports, prints the summary, writes --jev-json."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.options = config.stash[OPTIONS_KEY]
+        self.mismatches: list[tuple[str, dict[str, Any]]] = []
+        self.bulk_nodes: set[str] = set()
+        self.json_written: Path | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.when != "call":
+            return
+        for key, value in report.user_properties:
+            if key == MISMATCH_KEY:
+                self.mismatches.append((report.nodeid, json.loads(value)))
+            elif key == "jev_mismatch_count":
+                self.bulk_nodes.add(report.nodeid)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        path = self.options.json_path
+        runs = self.config.stash[RUNS_KEY].sorted()
+        if path is not None and runs:
+            from .report.json import write_runs
+
+            self.json_written = write_runs(path, runs)
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        from .report.terminal import write_summary
+
+        runs = self.config.stash[RUNS_KEY].sorted()
+        write_summary(terminalreporter, runs, self.mismatches, self.bulk_nodes, self.options)
+        if self.json_written is not None:
+            terminalreporter.write_line(f"jev: metrics of {len(runs)} run(s) written to {self.json_written}")

@@ -1,0 +1,1 @@
+"""Renderers: pure functions of run payloads (terminal, JSON); they never compute metrics."""
