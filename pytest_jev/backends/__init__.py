@@ -1,0 +1,1 @@
+"""Backends answer typed questions about a state. Replay never imports this package."""

@@ -1,0 +1,70 @@
+"""The one small interface every backend implements (live, embedded, mock alike).
+
+A backend answers one Request at a time, asynchronously; the recorder owns
+concurrency, pacing, retries between attempts that the backend marks retryable,
+journaling and resume. Backends never write files and never see a key they did
+not read from the environment themselves; keys never appear in an Answer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+RECORD_VERSION = 1
+FINGERPRINT_VERSION = "v1"
+
+
+@dataclass(frozen=True)
+class Request:
+    case_id: str
+    state: Any
+    questions: dict[str, dict[str, Any]]  # exactly as sent: Question.as_sent() per question id
+    model: str  # the requested model (an alias such as jev-latest is fine)
+
+    def fingerprint(self, backend: str) -> str:
+        """sha256 of backend, requested model, state and questions as sent (the resume key)."""
+        body = json.dumps({"backend": backend, "requested_model": self.model, "state": self.state,
+                           "questions": self.questions, "v": FINGERPRINT_VERSION},
+                          sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One attempt's outcome. On success `answers` holds System One shaped answers."""
+
+    model: str | None = None  # the model version that actually answered
+    answers: dict[str, Any] | None = None
+    usage: dict[str, Any] | None = None  # input_tokens, output_tokens (+ *_total for LLMs)
+    latency_ms: float | None = None
+    error: str | None = None  # short, key-free
+    error_detail: dict[str, Any] | None = None  # {type, status, retryable, message, body_excerpt}
+    retryable: bool = False
+    retry_after_s: float | None = None  # from Retry-After / retry-after-ms
+    http_status: int | None = None
+    request_id: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. adapter settings for LLM rows
+
+
+class AuthError(Exception):
+    """401/403 or a missing key: the whole run stops; the message names the variable to set."""
+
+
+class Backend(Protocol):
+    name: str  # short kind: jev | anthropic | openai | sparrow | minilm | mock
+    mode: str  # "live" or "mock"
+
+    def backend_id(self, served_model: str | None) -> str:
+        """Folder name under results/: names the model version actually served, e.g. jev-1.13.0."""
+
+    def describe(self) -> dict[str, Any]:
+        """backend.json body: provider, model, endpoint, pricing, calibrated, reproduce (no secrets)."""
+
+    async def answer(self, request: Request) -> Answer:
+        """One attempt. Raise AuthError to stop the run; return Answer(error=...) otherwise."""
+
+    async def aclose(self) -> None:
+        """Release clients and sessions."""
