@@ -168,9 +168,9 @@ class GateItem(JevItem):
 
     def runtest(self) -> None:
         d = self.parent
+        d.attach_run(self)
         if d.options.no_gates:
             pytest.skip("--jev-no-gates: gates are not evaluated")
-        d.attach_run(self)
         result = d.result()
         gate = next(g for g in result.gates if g.gate == self.gate)
         if gate.outcome == "skipped":

@@ -17,6 +17,38 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     opts.addoption(parser)
 
 
+SELECTED_KEY = pytest.StashKey[dict]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """Let `pytest packs/x::case[x-0001]` re-run one item, as a node id printed by pytest should.
+
+    pytest refuses `::` after a directory argument, and a pack is a directory; so such an
+    argument becomes the pack folder plus a selection applied at collection time.
+    """
+    selected: dict[str, set[str]] = {}
+    for i, arg in enumerate(args):
+        path, sep, rest = arg.partition("::")
+        if sep and not arg.startswith("-") and (Path(path) / "pack.yaml").is_file():
+            args[i] = path
+            selected.setdefault(str(Path(path).resolve()), set()).add(rest)
+    early_config.stash[SELECTED_KEY] = selected
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    selected = config.stash.get(SELECTED_KEY, {})
+    if not selected:
+        return
+    keep, drop = [], []
+    for item in items:
+        wanted = selected.get(str(item.path.resolve())) if isinstance(item.parent, PackDirectory) else None
+        (keep if wanted is None or item.name in wanted else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     try:

@@ -17,12 +17,25 @@ RECORD_VERSION = 1
 FINGERPRINT_VERSION = "v1"
 
 
+def plugin_version() -> str:
+    """The installed jev-packs version (User-Agent, recording lines); "0" when not installed."""
+    try:
+        from importlib.metadata import PackageNotFoundError, version
+    except ImportError:  # pragma: no cover
+        return "0"
+    try:
+        return version("jev-packs")
+    except PackageNotFoundError:
+        return "0"
+
+
 @dataclass(frozen=True)
 class Request:
     case_id: str
     state: Any
     questions: dict[str, dict[str, Any]]  # exactly as sent: Question.as_sent() per question id
     model: str  # the requested model (an alias such as jev-latest is fine)
+    attempt: int = 0  # 0 for the first try, n for the n-th retry (X-TypeSafe-Retry-Count); not fingerprinted
 
     def fingerprint(self, backend: str) -> str:
         """sha256 of backend, requested model, state and questions as sent (the resume key)."""

@@ -1,0 +1,242 @@
+"""The `jev` backend: TypeSafe System One over HTTP (wire-contract §1), one attempt per call.
+
+The recorder owns retries; this module only says whether an attempt is worth
+retrying (408/429/5xx/529, transport errors, timeouts, a malformed 200) and how
+long the server asked us to wait (retry-after-ms, then Retry-After). 401/403 and
+a missing key raise AuthError naming TYPESAFE_API_KEY. The key is read from the
+environment here and nowhere else; it never enters an Answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import re
+import time
+from email.utils import parsedate_to_datetime
+from typing import Any, Mapping
+
+import httpx
+
+from .base import Answer, AuthError, Request, plugin_version
+
+DEFAULT_BASE_URL = "https://api.typesafe.ai"
+DEFAULT_MODEL = "jev-latest"
+KEY_VAR = "TYPESAFE_API_KEY"
+BASE_VAR = "TYPESAFE_BASE_URL"
+PRICING = {"input_usd_per_mtok": 0.042, "output_usd_per_mtok": 0.0}  # wire-contract §1.4
+RETRYABLE = frozenset({408, 429, 529}) | frozenset(range(500, 600))
+_PRINTABLE_KEY = re.compile(r"^[\x21-\x7e]+$")
+
+
+def resolve_base_url(base_url: str | None) -> str:
+    """explicit > TYPESAFE_BASE_URL > default; trailing / stripped; the base has no /v1."""
+    return (base_url or os.environ.get(BASE_VAR) or DEFAULT_BASE_URL).rstrip("/")
+
+
+def read_key() -> str:
+    key = os.environ.get(KEY_VAR, "").strip()
+    if not key:
+        raise AuthError(f"{KEY_VAR} is not set: the jev backend needs a TypeSafe API key (a replica "
+                        f"accepts any value); export {KEY_VAR}=...")
+    if not _PRINTABLE_KEY.match(key):
+        raise AuthError(f"{KEY_VAR} is not a valid key (printable ASCII without spaces); check its value")
+    return key
+
+
+def error_message(body: bytes | str) -> str:
+    """The message of an error body, in the SDK's order of shapes (wire-contract §1.5)."""
+    text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return " ".join(text.split())[:300]
+    if isinstance(doc, dict):
+        for key in ("error", "message", "detail"):
+            value = doc.get(key)
+            if isinstance(value, str) and value:
+                return value
+            if isinstance(value, dict) and isinstance(value.get("message"), str):
+                return value["message"]
+            if key == "detail" and isinstance(value, list) and value:
+                return "; ".join(_validation_item(item) for item in value[:5])
+    return " ".join(text.split())[:300]
+
+
+def _validation_item(item: Any) -> str:
+    if not isinstance(item, dict):
+        return str(item)
+    loc = ".".join(str(part) for part in item.get("loc") or [])
+    msg = str(item.get("msg", ""))
+    return f"{loc}: {msg}" if loc else msg
+
+
+def retry_after_s(headers: httpx.Headers, now: float | None = None) -> float | None:
+    """retry-after-ms (milliseconds) first, then Retry-After (seconds or an HTTP-date)."""
+    raw_ms = headers.get("retry-after-ms")
+    if raw_ms:
+        try:
+            value = float(raw_ms) / 1000
+            if math.isfinite(value):
+                return max(0.0, value)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+        return max(0.0, value) if math.isfinite(value) else None
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _finite(value: Any) -> Any:
+    """NaN/±Inf as the SDK sends them: the strings "NaN", "Infinity", "-Infinity"."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    try:
+        text = json.dumps(body, ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        text = json.dumps(_finite(body), ensure_ascii=False)
+    return text.encode("utf-8")
+
+
+class TypeSafeBackend:
+    name = "jev"
+    mode = "live"
+
+    def __init__(self, *, base_url: str | None = None, model: str | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None, timeout_s: float = 30.0) -> None:
+        self._key = read_key()
+        self.base_url = resolve_base_url(base_url)
+        self.url = f"{self.base_url}/v1/systemone"
+        self.model = model or os.environ.get("TYPESAFE_DEFAULT_MODEL") or DEFAULT_MODEL
+        self._transport = transport
+        self._timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
+        self._client: httpx.AsyncClient | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __repr__(self) -> str:  # never shows the key
+        return f"TypeSafeBackend(base_url={self.base_url!r}, model={self.model!r})"
+
+    # -- Backend interface ------------------------------------------------------------------
+
+    def backend_id(self, served_model: str | None) -> str:
+        served = served_model or self.model
+        if served.startswith("jev-"):
+            return served
+        return "jev-" + re.sub(r"[^A-Za-z0-9._-]+", "-", served).strip("-")
+
+    def describe(self) -> dict[str, Any]:
+        info: dict[str, Any] = {"provider": "TypeSafe System One", "backend": self.name, "model": self.model}
+        if self.base_url != DEFAULT_BASE_URL:
+            info["endpoint"] = self.base_url
+        info.update(pricing=dict(PRICING), calibrated=True,
+                    reproduce="pytest packs/ --jev-record --jev-backend=jev (needs TYPESAFE_API_KEY)")
+        return info
+
+    async def answer(self, request: Request) -> Answer:
+        headers = {"Authorization": f"Bearer {self._key}", "Accept": "application/json",
+                   "Content-Type": "application/json", "User-Agent": f"jev-packs/{plugin_version()}"}
+        if request.attempt > 0:
+            headers["X-TypeSafe-Retry-Count"] = str(request.attempt)
+        body = _encode({"model": request.model or self.model, "state": request.state,
+                        "questions": request.questions})
+        start = time.perf_counter()
+        try:
+            response = await self._http().post(self.url, content=body, headers=headers)
+        except httpx.TimeoutException as exc:
+            return _failure("timeout", f"{type(exc).__name__} after {self._timeout.read:g} s", None, True)
+        except httpx.TransportError as exc:
+            return _failure("connection", f"{type(exc).__name__}: {exc}"[:200], None, True)
+        latency_ms = round((time.perf_counter() - start) * 1000, 1)
+        return self._read(response, latency_ms)
+
+    async def aclose(self) -> None:
+        client, self._client, self._loop = self._client, None, None
+        if client is not None:
+            try:
+                await client.aclose()
+            except RuntimeError:  # its loop is gone (a second asyncio.run): nothing left to release
+                pass
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _http(self) -> httpx.AsyncClient:
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._loop is not loop:  # a pooled connection cannot cross loops
+            self._client = httpx.AsyncClient(
+                transport=self._transport, timeout=self._timeout, follow_redirects=False,
+                limits=httpx.Limits(max_connections=256, max_keepalive_connections=64))
+            self._loop = loop
+        return self._client
+
+    def _read(self, response: httpx.Response, latency_ms: float) -> Answer:
+        status = response.status_code
+        request_id = response.headers.get("x-typesafe-request-id")
+        if status == 200:
+            return self._read_ok(response, latency_ms, request_id)
+        message = self._scrub(error_message(response.content))
+        if status in (401, 403):
+            raise AuthError(f"HTTP {status} from {self.url}: {message[:200]}; check {KEY_VAR} "
+                            f"(and {BASE_VAR} if the endpoint is wrong)")
+        retryable = status in RETRYABLE
+        return _failure("http", message, status, retryable, retry_after=retry_after_s(response.headers),
+                        request_id=request_id, body=self._scrub(response.text[:300]))
+
+    def _read_ok(self, response: httpx.Response, latency_ms: float, request_id: str | None) -> Answer:
+        try:
+            doc = response.json()
+        except ValueError:
+            return _failure("malformed", "200 with a body that is not JSON", 200, True,
+                            request_id=request_id, body=self._scrub(response.text[:300]))
+        problem = _shape_problem(doc)
+        if problem:
+            return _failure("malformed", f"200 with {problem}", 200, True, request_id=request_id,
+                            body=self._scrub(response.text[:300]))
+        usage = doc.get("usage")
+        return Answer(model=doc.get("model"), answers=doc["answers"],
+                      usage=dict(usage) if isinstance(usage, dict) else None, latency_ms=latency_ms,
+                      http_status=200, request_id=request_id)
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text
+
+
+def _shape_problem(doc: Any) -> str | None:
+    if not isinstance(doc, dict):
+        return "a body that is not a JSON object"
+    if not isinstance(doc.get("answers"), dict):
+        return "no answers object"
+    if doc.get("model") is not None and not isinstance(doc.get("model"), str):
+        return "a model that is not a string"
+    if any(not isinstance(a, dict) or "type" not in a for a in doc["answers"].values()):
+        return "an answer without a type"
+    return None
+
+
+def _failure(kind: str, message: str, status: int | None, retryable: bool, *, retry_after: float | None = None,
+             request_id: str | None = None, body: str | None = None) -> Answer:
+    short = f"HTTP {status}: {message}" if kind == "http" else f"{kind}: {message}"
+    detail: Mapping[str, Any] = {"type": kind, "status": status, "retryable": retryable, "message": message[:500],
+                                 "body_excerpt": body}
+    return Answer(error=" ".join(short.split())[:200], error_detail=dict(detail), retryable=retryable,
+                  retry_after_s=retry_after, http_status=status, request_id=request_id)

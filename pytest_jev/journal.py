@@ -1,0 +1,263 @@
+"""Files the recorder writes: the crash-safe journal, the atomic final recording, line building.
+
+Crash-safety model (kill -9 at any moment):
+- every finished case is one ``os.write`` of one complete line to ``<out>.journal.jsonl``
+  (O_APPEND). Once ``write`` returns the line survives the death of the process (it is
+  in the kernel's page cache); ``fsync`` runs in a worker thread, coalesced, so that the
+  line also survives a power cut without stalling the event loop on a slow disk.
+- the recording itself is only ever replaced whole: temp file, fsync, ``os.replace``,
+  fsync of the folder. The journal is removed after that, so a kill between the two
+  leaves a journal whose lines equal the recording's, which the next run just reuses.
+- a torn last journal line (killed mid-write on a filesystem without atomic appends)
+  is cut off on the next start and its case redone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from .errors import RecordingError
+
+# Keys that may hold secrets in the environment: any value of theirs found in a line
+# is masked before the line is written (belt and braces: backends never put keys in
+# an Answer, but a server may echo one back in an error body).
+SECRET_ENV_VARS = ("TYPESAFE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY",
+                   "AI_GATEWAY_API_KEY")
+
+
+def journal_path(out_path: Path) -> Path:
+    return out_path.with_name(out_path.name + ".journal.jsonl")
+
+
+def scrub(text: str) -> str:
+    for var in SECRET_ENV_VARS:
+        secret = os.environ.get(var, "")
+        if len(secret) >= 8 and secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+def encode_line(line: Mapping[str, Any]) -> bytes:
+    text = json.dumps(line, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return (scrub(text) + "\n").encode("utf-8")
+
+
+# -- reading -------------------------------------------------------------------------------
+
+def _split(data: bytes) -> tuple[list[bytes], bool]:
+    """Complete lines, and whether a torn (newline-less) tail was left out."""
+    torn = bool(data) and not data.endswith(b"\n")
+    parts = data.split(b"\n")
+    return parts[:-1], torn
+
+
+def read_recording(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
+    """An existing recording, tolerant of a torn last line (that case is simply redone).
+
+    Returns case_id -> line (a later duplicate wins) and the case ids in file order.
+    An invalid line in the middle is refused: it is not ours to silently drop.
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}, []
+    lines, torn = _split(data)
+    out: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        doc = _decode(raw)
+        if doc is None:
+            raise RecordingError("not a JSON object with a case_id", file=path, line=number,
+                                 fix="repair or delete the line, or re-record everything with mode 'all'")
+        if doc["case_id"] not in out:
+            order.append(doc["case_id"])
+        out[doc["case_id"]] = doc
+    return out, order  # a torn tail's case is simply missing and gets recorded again
+
+
+def _decode(raw: bytes) -> dict[str, Any] | None:
+    try:
+        doc = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(doc, dict) or not isinstance(doc.get("case_id"), str) or not doc["case_id"]:
+        return None
+    return doc
+
+
+# -- the journal ---------------------------------------------------------------------------
+
+class Journal:
+    """Append-only, line-atomic, fsynced journal of finished cases; one writer at a time."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd: int | None = None
+        self.recovered: dict[str, dict[str, Any]] = {}
+        self.dropped = 0  # torn or invalid lines found on open
+        self._dirty = False
+        self._syncer: asyncio.Task[None] | None = None
+
+    def open(self) -> dict[str, dict[str, Any]]:
+        """Open (creating) the journal, lock it, cut a torn tail; return the lines it held."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            _lock(fd, self.path)
+            data = _read_all(fd)
+            lines, torn = _split(data)
+            keep = sum(len(raw) + 1 for raw in lines)
+            if torn:
+                os.ftruncate(fd, keep)
+                os.fsync(fd)
+                self.dropped += 1
+            for raw in lines:
+                doc = _decode(raw) if raw.strip() else None
+                if doc is None:
+                    self.dropped += bool(raw.strip())
+                    continue
+                self.recovered[doc["case_id"]] = doc  # a later line for a case wins
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        return self.recovered
+
+    def append(self, line: Mapping[str, Any]) -> None:
+        """One os.write of one whole line: survives kill -9 as soon as this returns."""
+        assert self.fd is not None
+        view = memoryview(encode_line(line))
+        while view:
+            written = os.write(self.fd, view)
+            view = view[written:]
+        self._dirty = True
+        if self._syncer is None or self._syncer.done():
+            self._syncer = asyncio.get_running_loop().create_task(self._sync())
+
+    async def _sync(self) -> None:
+        # Group commit: while one fsync runs, later lines pile up and share the next one.
+        while self._dirty and self.fd is not None:
+            self._dirty = False
+            await asyncio.to_thread(os.fsync, self.fd)
+
+    async def close(self) -> None:
+        if self._syncer is not None:
+            await asyncio.shield(self._syncer)
+        if self.fd is not None:
+            os.fsync(self.fd)
+            os.close(self.fd)
+            self.fd = None
+
+    def remove(self) -> None:
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+        _fsync_dir(self.path.parent)
+
+
+def _read_all(fd: int) -> bytes:
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _lock(fd: int, path: Path) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no advisory lock, single writer assumed
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise RecordingError("another recording run is writing this journal", file=path,
+                             fix="wait for it to finish (or stop it) before recording again") from None
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms that cannot open folders
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write data beside path, fsync, os.replace over path, fsync the folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def write_lines(path: Path, lines: Iterable[Mapping[str, Any]]) -> None:
+    atomic_write(path, b"".join(encode_line(line) for line in lines))
+
+
+# -- validating answers against the questions asked ------------------------------------------
+
+def _prob(value: Any) -> bool:
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and math.isfinite(value) and -1e-9 <= value <= 1 + 1e-9)
+
+
+def misfit(questions: Mapping[str, Mapping[str, Any]], answers: Any) -> str | None:
+    """Why `answers` does not fit the questions asked, or None when it does."""
+    if not isinstance(answers, dict):
+        return "answers is not an object"
+    for qid, question in questions.items():
+        answer = answers.get(qid)
+        if not isinstance(answer, dict):
+            return f"no answer for question {qid!r}"
+        kind = question.get("type")
+        if answer.get("type") != kind:
+            return f"{qid}: type {answer.get('type')!r}, asked {kind!r}"
+        problem = _misfit_one(question, answer)
+        if problem:
+            return f"{qid}: {problem}"
+    return None
+
+
+def _misfit_one(question: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
+    kind = question["type"]
+    if kind == "noul":
+        return None if _prob(answer.get("noul")) else f"noul {answer.get('noul')!r} is not in [0, 1]"
+    criteria = question.get("criteria")
+    labels = ([str(k) for k in criteria] if kind == "choice" and isinstance(criteria, Mapping)
+              else [str(i) for i in range(len(criteria))] if isinstance(criteria, list) else [])
+    if "confidence" in answer and answer["confidence"] is not None and not _prob(answer["confidence"]):
+        return f"confidence {answer['confidence']!r} is not in [0, 1]"
+    probs = answer.get("probabilities")
+    if probs is not None:
+        if not isinstance(probs, dict) or not probs:
+            return "probabilities is not a non-empty object"
+        strange = sorted(set(map(str, probs)) - set(labels))
+        if strange:
+            return f"probabilities for undeclared labels {strange[:5]}"
+        if not all(_prob(v) for v in probs.values()):
+            return "a probability is not a number in [0, 1]"
+    if kind == "choice":
+        return None if answer.get("choice") in labels else f"choice {answer.get('choice')!r} is not a declared label"
+    score = answer.get("score")
+    if not (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)
+            and -1e-6 <= score <= len(labels) - 1 + 1e-6):
+        return f"score {score!r} is not within 0..{len(labels) - 1}"
+    return None

@@ -1,0 +1,198 @@
+"""Black-box runs of the plugin in pytester: items, outcomes, summary, options."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import write_pack
+
+
+def test_pack_collects_into_readable_items(pytester: pytest.Pytester, toy: Path) -> None:
+    result = pytester.runpytest("packs", "--collect-only", "-q")
+    out = result.stdout.str()
+    assert "packs/toy::check[spec]" in out
+    assert "packs/toy::check[recording]" in out
+    assert "packs/toy::case[toy-0001]" in out
+    assert "packs/toy::gate[min_accuracy]" in out
+    assert "packs/toy::gate[max_ece]" in out
+    assert "16 tests collected" in out  # 2 checks + 12 cases + 2 gates
+
+
+def test_mismatches_get_their_own_outcome_and_section(pytester: pytest.Pytester, toy: Path) -> None:
+    result = pytester.runpytest("packs", "--jev-replay")
+    result.assert_outcomes(passed=14)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*14 passed, 2 mismatched*"])
+    result.stdout.fnmatch_lines(["*jev mismatches (6)*",
+                                 'packs/toy::case[[]toy-0002[]] refund: expected true, got false (p=0.90)*message number 2*'])
+
+
+def test_verbose_shows_mismatch_word(pytester: pytest.Pytester, toy: Path) -> None:
+    result = pytester.runpytest("packs", "-v")
+    result.stdout.fnmatch_lines(["*case[[]toy-0001[]] PASSED*", "*case[[]toy-0005[]] MISMATCH*"])
+
+
+def test_strict_turns_mismatches_into_failures(pytester: pytest.Pytester, toy: Path) -> None:
+    result = pytester.runpytest("packs", "--jev-strict")
+    result.assert_outcomes(passed=14, failed=2)
+    assert result.ret == 1
+    result.stdout.fnmatch_lines(["*case toy-0002: refund expected true got false (p=0.90)*"])
+    assert "Traceback" not in result.stdout.str()
+
+
+def test_failing_gate_names_metric_value_interval_threshold_recording(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, wrong={1, 2, 3, 4, 5, 6, 7}, gates="min_accuracy: 0.9\n")
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    result = pytester.runpytest("packs", "-k", "gate")
+    result.assert_outcomes(failed=1, deselected=14)
+    result.stdout.fnmatch_lines([
+        "*gate min_accuracy failed: accuracy 0.417 >= 0.900*",
+        "*metric accuracy = 0.416667 (95% CI *), threshold 0.9 (*gates.yaml:1)*",
+        "*recording *results/jev-1.13.0/toy.predictions.jsonl (backend jev-1.13.0)*",
+    ])
+
+
+def test_uncomputable_gate_is_skipped_with_reason(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, gates="min_accuracy_ci_lower: 0.1\nmax_p95_latency_ms: 500\n")
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    rec = pytester.path / "results/jev-1.13.0/toy.predictions.jsonl"
+    lines = [json.loads(x) for x in rec.read_text().splitlines()]
+    rec.write_text("".join(json.dumps({**x, "latency_ms": None}) + "\n" for x in lines))
+    result = pytester.runpytest("packs", "--jev-bootstrap", "0", "-rs", "-k", "gate")
+    result.assert_outcomes(skipped=2, deselected=14)
+    result.stdout.fnmatch_lines(["*min_accuracy_ci_lower not computable: bootstrap disabled*",
+                                 "*max_p95_latency_ms not computable: no latency data in recording*"])
+
+
+def test_no_gates_skips_gate_items(pytester: pytest.Pytester, toy: Path) -> None:
+    result = pytester.runpytest("packs", "--jev-no-gates", "-k", "gate")
+    result.assert_outcomes(skipped=2, deselected=14)
+    result.stdout.fnmatch_lines(["*gates: skipped (--jev-no-gates)*"])
+
+
+def test_summary_printed_once_with_metrics(pytester: pytest.Pytester, toy: Path) -> None:
+    result = pytester.runpytest("packs")
+    out = result.stdout.str()
+    assert out.count("jev: toy v0.1.0") == 1
+    result.stdout.fnmatch_lines([
+        "*12 cases, 0 errors, 0 missing items, 36 items; 2 cases mismatched, 0 invalid*",
+        "refund * noul * 12 *0.833*",
+        "overall * 36 *0.833*",
+        "bootstrap 95% (1000 resamples, seed 0): accuracy *",
+        "cost/case $0.000013 *",
+        "latency p50 100ms, p95 100ms",
+        "author thresholds: auto-accepted *",
+        "gates: PASS min_accuracy (accuracy 0.833 >= 0.500); PASS max_ece*",
+    ])
+
+
+def test_json_report_has_jevassert_keys(pytester: pytest.Pytester, toy: Path) -> None:
+    pytester.runpytest("packs", "--jev-json", "out/metrics.json", "--jev-target-precision", "0.8")
+    data = json.loads((pytester.path / "out/metrics.json").read_text())
+    (run,) = data["runs"]
+    keys = ("pack version record_model tested n_cases n_items case_errors missing_items accuracy accuracy_ci "
+            "ece ece_ci suggestion mean_decision_prob cost_per_case_usd total_cost_usd p50_latency_ms "
+            "p95_latency_ms per_question coverage threshold_coverage gates gates_skipped recorded_models "
+            "pricing backend recording").split()
+    assert [k for k in keys if k not in run] == []
+    assert run["pack"] == "toy" and run["backend"] == "jev-1.13.0"
+    assert run["recording"] == "results/jev-1.13.0/toy.predictions.jsonl"
+    assert run["accuracy"] == 30 / 36
+    assert run["suggestion"]["threshold"] == 0.5
+    assert [g["gate"] for g in run["gates"]] == ["min_accuracy", "max_ece"]
+
+
+def test_junitxml_and_exitfirst_work(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, wrong=set(range(1, 13)), gates="min_accuracy: 0.9\n")
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    result = pytester.runpytest("packs", "--junitxml=junit.xml", "-x", "--jev-strict")
+    result.assert_outcomes(passed=2, failed=1)
+    xml = (pytester.path / "junit.xml").read_text()
+    assert 'name="case[toy-0001]"' in xml and "refund expected" in xml
+
+
+def test_recording_option_takes_a_file_or_folder(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, recording="elsewhere")
+    by_file = pytester.runpytest("packs", "--jev-recording", "elsewhere/toy.predictions.jsonl")
+    by_file.assert_outcomes(passed=16)
+    by_dir = pytester.runpytest("packs", "--jev-recording", "elsewhere")
+    by_dir.assert_outcomes(passed=16)
+
+
+def test_pack_predictions_file_is_the_fallback(pytester: pytest.Pytester) -> None:
+    folder = write_pack(pytester.path, recording="packs/toy")
+    (folder / "toy.predictions.jsonl").rename(folder / "predictions.jsonl")
+    pytester.runpytest("packs").assert_outcomes(passed=16)
+
+
+def test_missing_recording_names_paths_and_command(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, recording=None)
+    write_pack(pytester.path, pack_id="other", recording="results/b1")
+    result = pytester.runpytest("packs", "--jev-backend", "b1")
+    result.assert_outcomes(passed=17, failed=1)
+    result.stdout.fnmatch_lines([
+        "*no recording for pack 'toy' (tried *results/b1/toy.predictions.jsonl); "
+        "record one with `pytest *packs/toy --jev-record --jev-backend=b1`*"])
+
+
+def test_replay_never_opens_a_socket(pytester: pytest.Pytester, toy: Path) -> None:
+    pytester.makeconftest("""
+import socket
+def _refuse(*a, **k):
+    raise RuntimeError("network used during replay")
+socket.socket = _refuse
+socket.create_connection = _refuse
+""")
+    result = pytester.runpytest("packs", "--jev-replay", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=14)
+    assert "network used" not in result.stdout.str()
+
+
+def test_bulk_mode_grades_in_one_item_and_lists_mismatches(pytester: pytest.Pytester, toy: Path) -> None:
+    result = pytester.runpytest("packs", "--jev-case-items=none")
+    result.assert_outcomes(passed=4)
+    result.stdout.fnmatch_lines(["*jev mismatches (6)*",
+                                 "packs/toy::case[[]toy-0002[]] refund: expected true, got false*",
+                                 "*4 passed, 1 mismatched*"])
+
+
+def test_auto_cut_over_follows_the_size_limit(pytester: pytest.Pytester, toy: Path) -> None:
+    result = pytester.runpytest("packs", "--collect-only", "-q", "-o", "jev_case_items_max=5")
+    result.stdout.fnmatch_lines(["packs/toy::cases[[]bulk[]]", "*5 tests collected*"])
+
+
+def test_bad_option_value_is_a_usage_error(pytester: pytest.Pytester, toy: Path) -> None:
+    result = pytester.runpytest("packs", "--jev-bootstrap", "many")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--jev-bootstrap='many' is not a whole number >= 0*"])
+
+
+def test_single_pack_folder_and_single_item_selection(pytester: pytest.Pytester, toy: Path) -> None:
+    pytester.runpytest("packs/toy").assert_outcomes(passed=14)
+    one = pytester.runpytest("packs/toy::case[toy-0003]", "packs/toy::gate[max_ece]")
+    one.assert_outcomes(passed=2, deselected=14)
+
+
+def test_ini_twins_are_read_and_cli_wins(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, recording="results/one")
+    write_pack(pytester.path, pack_id="toy2", recording="results/two")
+    pytester.makeini("[pytest]\njev_backend = one\n")
+    result = pytester.runpytest("packs/toy", "--jev-json", "a.json")
+    result.assert_outcomes(passed=16)
+    assert json.loads((pytester.path / "a.json").read_text())["runs"][0]["backend"] == "one"
+    pytester.runpytest("packs/toy2", "--jev-backend", "two").assert_outcomes(passed=16)
+
+
+def test_price_flags_and_backend_json_pricing(pytester: pytest.Pytester, toy: Path) -> None:
+    (pytester.path / "results/jev-1.13.0/backend.json").write_text(
+        json.dumps({"pricing_usd_per_mtok": {"input": 2.0, "output": 10.0}}))
+    pytester.runpytest("packs", "--jev-json", "a.json")
+    run = json.loads((pytester.path / "a.json").read_text())["runs"][0]
+    assert run["pricing"] == {"input_usd_per_mtok": 2.0, "output_usd_per_mtok": 10.0}
+    assert run["total_cost_usd"] == (12 * 300 * 2.0 + 12 * 20 * 10.0) / 1e6
+    pytester.runpytest("packs", "--jev-json", "b.json", "--jev-price-input", "1", "--jev-price-output", "0")
+    run = json.loads((pytester.path / "b.json").read_text())["runs"][0]
+    assert run["pricing"] == {"input_usd_per_mtok": 1.0, "output_usd_per_mtok": 0.0}
