@@ -1,0 +1,83 @@
+"""Write small but valid pack folders (SPEC.md v0) for recorder and backend tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+PACK_YAML = """\
+spec: 0
+id: {pack_id}
+version: 0.1.0
+license: CC0-1.0
+tested: null
+description: A tiny support pack for recorder tests; not a benchmark.
+state:
+  description: One support message and its reference.
+  fields: [ref, message]
+questions:
+  queue:
+    type: choice
+    instructions: {queue_instructions}
+    options:
+      billing: Charges, refunds, invoices and payment problems.
+      technical: Bugs, crashes, error messages and features that do not work.
+      unknown: None of the above, or not enough information to tell.
+  refund:
+    type: noul
+    instructions: Does `message` ask for money back?
+  urgency:
+    type: score
+    instructions: How urgent is `message`?
+    levels: [low, high, unknown]
+    level_descriptions:
+      low: Nothing is blocked; it can wait a few days.
+      high: Something important is broken or money is being lost right now.
+"""
+
+MESSAGES = [
+    ("I was charged twice for my subscription, please refund me.", "billing", True, "high"),
+    ("The app crashes every time I open the settings page.", "technical", False, "high"),
+    ("Could you send me last month's invoice as a PDF?", "billing", False, "low"),
+    ("I get error 502 when I upload a file.", "technical", False, "low"),
+    ("What are your opening hours?", "unknown", False, "unknown"),
+]
+
+
+def case_id(i: int) -> str:
+    return f"c-{i:03d}"
+
+
+def write_pack(root: Path, n: int = 5, *, pack_id: str = "tiny-pack", prefix: str = "",
+               queue_instructions: str = "Which team should handle `message`?") -> Path:
+    """A pack folder with n cases; state.ref is the case id (the loopback servers key on it)."""
+    folder = root / pack_id
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pack.yaml").write_text(PACK_YAML.format(pack_id=pack_id, queue_instructions=queue_instructions),
+                                      encoding="utf-8")
+    (folder / "README.md").write_text("Test pack.\n", encoding="utf-8")
+    # a gates.yaml is written because a pack without one currently fails to load
+    # (Gates() -> frozen_map() needs its argument: see the report)
+    (folder / "gates.yaml").write_text("min_accuracy: 0.05\n", encoding="utf-8")
+    (folder / "CHANGELOG.md").write_text("0.1.0: first.\n", encoding="utf-8")
+    lines = []
+    for i in range(1, n + 1):
+        message, queue, refund, urgency = MESSAGES[(i - 1) % len(MESSAGES)]
+        case: dict[str, Any] = {"id": case_id(i), "state": {"ref": case_id(i), "message": prefix + message},
+                                "expect": {"queue": queue, "refund": refund, "urgency": urgency}}
+        lines.append(json.dumps(case))
+    (folder / "cases.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def set_message(folder: Path, cid: str, message: str) -> None:
+    """Change one case's state (so its request fingerprint changes)."""
+    path = folder / "cases.jsonl"
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        case = json.loads(line)
+        if case["id"] == cid:
+            case["state"]["message"] = message
+        out.append(json.dumps(case))
+    path.write_text("\n".join(out) + "\n", encoding="utf-8")
