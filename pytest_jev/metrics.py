@@ -4,9 +4,11 @@ The definitions are jevassert 0.2.1's (written out in ../shared metrics contract
 SPEC.md "Reading the numbers"), reproduced to the last bit:
 
 * jevassert's published figures come from Python >= 3.12, whose ``sum()`` of floats
-  is compensated (Neumaier). Its result is the correctly rounded sum unless the exact
-  sum sits within ~n^2 * 2^-106 of a rounding midpoint, so we use correctly rounded
-  sums: ``math.fsum`` for point estimates, exact integer limbs for the bootstrap.
+  is compensated (Neumaier). Point estimates use that very algorithm (`py_sum`), on any
+  Python. Inside the bootstrap, bin sums are computed exactly in integer limbs and
+  rounded once: that equals Neumaier's result unless the exact sum sits within about
+  n^2 * 2^-106 of a rounding midpoint, which needs probabilities spread over dozens of
+  binades (never seen in a recording; checked against a literal reference in tests).
 * Bootstrap draws are Python's ``random.Random(seed).randrange(n)`` stream, produced
   in bulk from numpy's MT19937 set to the same state (32-bit words, top k bits,
   rejection of values >= n).
@@ -28,6 +30,22 @@ CONFIDENCE = 0.95
 
 # -- point statistics ------------------------------------------------------------------
 
+def py_sum(values: list[float]) -> float:
+    """CPython >= 3.12's sum() of floats (Neumaier compensation), on any Python version."""
+    if not values:
+        return 0.0
+    total = values[0]
+    comp = 0.0
+    for x in values[1:]:
+        t = total + x
+        if abs(total) >= abs(x):
+            comp += (total - t) + x
+        else:
+            comp += (x - t) + total
+        total = t
+    return total + comp if comp and math.isfinite(comp) else total
+
+
 def mean_bool(values: np.ndarray) -> float:
     n = values.shape[0]
     return int(np.count_nonzero(values)) / n if n else 0.0
@@ -35,7 +53,7 @@ def mean_bool(values: np.ndarray) -> float:
 
 def mean_float(values: np.ndarray) -> float:
     n = values.shape[0]
-    return math.fsum(values.tolist()) / n if n else 0.0
+    return py_sum(values.tolist()) / n if n else 0.0
 
 
 def ece(prob: np.ndarray, correct: np.ndarray, bins: int = ECE_BINS) -> float:
@@ -53,7 +71,7 @@ def ece(prob: np.ndarray, correct: np.ndarray, bins: int = ECE_BINS) -> float:
         if hi == lo:
             continue
         size = hi - lo
-        mean_p = math.fsum(p_sorted[lo:hi]) / size
+        mean_p = py_sum(p_sorted[lo:hi]) / size
         mean_c = int(np.count_nonzero(c_sorted[lo:hi])) / size
         total += size / n * abs(mean_p - mean_c)
     return total
@@ -66,7 +84,7 @@ def brier(p_decision: np.ndarray, got_true: np.ndarray, gold_true: np.ndarray) -
         return 0.0
     terms = [((p if g else 1.0 - p) - (1.0 if t else 0.0)) ** 2
              for p, g, t in zip(p_decision.tolist(), got_true.tolist(), gold_true.tolist())]
-    return math.fsum(terms) / n
+    return py_sum(terms) / n
 
 
 def nearest_rank(values: list[float], pct: float) -> float | None:

@@ -275,7 +275,6 @@ def test_kill_9_and_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         assert not out.exists()
         journaled = {json.loads(x)["case_id"] for x in journal.read_text().splitlines() if x.endswith("}")}
         assert 12 <= len(journaled) < 60
-        print("journaled at kill:", len(journaled))
         summary = record_pack_sync(load_pack(folder), make_backend("jev", base_url=server.base_url), out)
     recording = load_recording(out)  # refuses duplicate case ids
     assert list(recording.lines) == [case_id(i) for i in range(1, 61)]

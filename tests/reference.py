@@ -1,0 +1,64 @@
+"""A slow, literal reading of the metrics contract, used only to check the fast numpy code.
+
+Python's sum() of floats changed in 3.12 to compensated (Neumaier) summation; jevassert's
+published numbers were made with it, so this reference implements that algorithm itself
+and does not depend on the Python running the tests.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+
+def neumaier(values):
+    it = iter(values)
+    try:
+        total = float(next(it))
+    except StopIteration:
+        return 0
+    comp = 0.0
+    for x in it:
+        t = total + x
+        if abs(total) >= abs(x):
+            comp += (total - t) + x
+        else:
+            comp += (x - t) + total
+        total = t
+    return total + comp if comp and math.isfinite(comp) else total
+
+
+def mean(values):
+    return neumaier(float(v) for v in values) / len(values) if values else 0.0
+
+
+def ece(probs, corrects, bins=10):
+    if not probs:
+        return 0.0
+    pairs = sorted(zip(probs, corrects))
+    n = len(pairs)
+    k = min(bins, n)
+    total = 0.0
+    for i in range(k):
+        chunk = pairs[i * n // k:(i + 1) * n // k]
+        if chunk:
+            mp = neumaier(p for p, _ in chunk) / len(chunk)
+            mc = neumaier(1.0 for _, c in chunk if c) / len(chunk)
+            total += len(chunk) / n * abs(mp - mc)
+    return total
+
+
+def bootstrap(values, statistic, b, seed=0):
+    if not values or b <= 0:
+        return None
+    rng = random.Random(seed)
+    n = len(values)
+    stats = sorted(statistic([values[rng.randrange(n)] for _ in range(n)]) for _ in range(b))
+    return stats[max(0, int((1 - 0.95) / 2 * b))], stats[min(b - 1, int((1 + 0.95) / 2 * b))]
+
+
+def intervals(probs, corrects, b, seed=0):
+    acc = bootstrap(list(corrects), mean, b, seed)
+    pairs = list(zip(probs, corrects))
+    e = bootstrap(pairs, lambda s: ece([p for p, _ in s], [c for _, c in s]), b, seed)
+    return acc, e
