@@ -103,7 +103,11 @@ class LoopbackServer:
             self._server = self._loop.run_until_complete(asyncio.start_server(self._client, HOST, 0))
             self.port = self._server.sockets[0].getsockname()[1]
             ready.set()
-            self._loop.run_forever()
+            try:
+                self._loop.run_forever()
+            finally:
+                self._loop.run_until_complete(self._server.wait_closed())
+                self._loop.close()
 
         self._thread = threading.Thread(target=serve, daemon=True)
         self._thread.start()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import pytest
 
@@ -189,7 +189,8 @@ def test_still_malformed_after_two_corrections_is_a_retryable_error(server: Scri
     assert answer.error is not None and "malformed" in answer.error and "not valid JSON" in answer.error
     assert len(server.requests) == 3
     assert answer.usage is not None and answer.usage["input_tokens_total"] == 3 * provider["tokens"][0]
-    assert answer.usage["n_retries_malformed"] == 3
+    assert answer.usage["n_retries_malformed"] == 2
+    assert len(answer.extra["retry_reasons"]) == 3
     assert_key_free(provider["key"], answer)
 
 
@@ -332,3 +333,28 @@ def test_score_fields_follow_the_adapter_formulas() -> None:
     assert answers["queue"]["choice"] == "unknown"
     assert answers["queue"]["confidence"] == pytest.approx((0.5 - 1 / 3) / (1 - 1 / 3), abs=1e-4)
     assert answers["refund"] == {"type": "noul", "noul": 0.0}
+
+
+def test_unstructured_mode_pastes_the_schema_into_the_prompt(server: ScriptedServer) -> None:
+    server.push(200, openai_reply(json.dumps(GOOD)))
+    answer = ask(make_openai("m", base_url=server.url, structured=False))
+    body = server.requests[0]["json"]
+    assert answer.error is None and "response_format" not in body
+    assert '"additionalProperties": false' in user_turns(server.requests[0])[0]
+    assert answer.extra["adapter"]["structured"] is False
+
+
+def test_an_injected_httpx_transport_replaces_the_network() -> None:
+    import httpx
+
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=anthropic_reply(json.dumps(GOOD)), headers={"request-id": "req_42"})
+
+    backend = make_anthropic("claude-sonnet-5", transport=httpx.MockTransport(handler))
+    answer = ask(backend)
+    assert answer.error is None and answer.request_id == "req_42"
+    assert str(seen[0].url) == "https://api.anthropic.com/v1/messages"
+    assert backend.describe()["endpoint"] == "https://api.anthropic.com/v1/messages"

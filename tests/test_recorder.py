@@ -192,7 +192,9 @@ def test_rpm_spaces_request_starts(pack_dir: Path, tmp_path: Path) -> None:
     backend = Counting.from_pack(pack)
     record_pack_sync(pack, backend, tmp_path / "rec.jsonl", rpm=600, concurrency=8)
     gaps = [b - a for a, b in zip(backend.starts, backend.starts[1:])]
-    assert len(gaps) == 7 and min(gaps) >= 0.095 and max(gaps) < 0.3
+    # starts sit on a 100 ms grid: a gap is short only by the previous start's wake-up lateness
+    assert len(gaps) == 7 and min(gaps) >= 0.08, gaps
+    assert 0.69 <= backend.starts[-1] - backend.starts[0] < 1.2, gaps
 
 
 def test_concurrency_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

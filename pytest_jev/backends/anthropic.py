@@ -46,13 +46,15 @@ class AnthropicBackend(LLMBackend):
     key_var = KEY_VAR
 
     def __init__(self, model: str, base_url: str | None = None, transport: httpx.AsyncBaseTransport | None = None,
-                 timeout_s: float = 60.0, price: tuple[float, float] | None = None) -> None:
+                 timeout_s: float = 60.0, price: tuple[float, float] | None = None,
+                 structured: bool = True) -> None:
         key = os.environ.get(KEY_VAR, "").strip()
         if not key:
             raise AuthError(f"{KEY_VAR} is not set: the anthropic backend needs an Anthropic API key; "
                             f"export {KEY_VAR}=...")
         model = ALIASES.get(model.strip().lower(), model.strip())
-        super().__init__(model, base_url or os.environ.get(BASE_VAR) or DEFAULT_BASE_URL, transport, timeout_s)
+        super().__init__(model, base_url or os.environ.get(BASE_VAR) or DEFAULT_BASE_URL, transport, timeout_s,
+                         structured)
         self._secret = key
         self.url = f"{self.base_url}/v1/messages"
         self.price = price or list_price(model)
@@ -113,6 +115,7 @@ def _spend_limit(response: httpx.Response) -> bool:
 
 
 def make_anthropic(model: str, base_url: str | None = None, transport: httpx.AsyncBaseTransport | None = None,
-                   *, timeout_s: float = 60.0, price: tuple[float, float] | None = None) -> AnthropicBackend:
+                   *, timeout_s: float = 60.0, price: tuple[float, float] | None = None,
+                   structured: bool = True) -> AnthropicBackend:
     """Claude over the Messages API; "sonnet" means claude-sonnet-5. Needs ANTHROPIC_API_KEY."""
-    return AnthropicBackend(model, base_url, transport, timeout_s, price)
+    return AnthropicBackend(model, base_url, transport, timeout_s, price, structured)

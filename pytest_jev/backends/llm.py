@@ -242,7 +242,8 @@ def _distribution(qid: str, question: Mapping[str, Any], value: Any, errors: lis
         errors.append(f"answers.{qid} is missing {', '.join(map(repr, absent))}")
     if extra:
         errors.append(f"answers.{qid} has keys that are not allowed: {', '.join(map(repr, extra))}")
-    dist = {label: _probability(value.get(label), f"answers.{qid}.{label}", errors) for label in labels if label in value}
+    dist = {label: _probability(value[label], f"answers.{qid}.{label}", errors)
+            for label in labels if label in value}
     if len(errors) > bad:
         return None
     if sum(dist.values()) <= 0:  # type: ignore[arg-type]
@@ -313,7 +314,8 @@ class LLMBackend:
             except Malformed as exc:
                 problem = self._scrub(str(exc))
                 tally.reasons.append(problem)
-                messages = messages + [{"role": "assistant", "content": (exchange.text or "").strip() or "(empty reply)"},
+                said = (exchange.text or "").strip() or "(empty reply)"  # Anthropic refuses empty turns
+                messages = messages + [{"role": "assistant", "content": said},
                                        {"role": "user", "content": correction(problem)}]
                 continue
             extra = {"adapter": {**self.adapter_settings(), "max_error": info["max_error"]},
@@ -397,7 +399,7 @@ class _Tally:
     def usage(self) -> dict[str, Any]:
         return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
                 "input_tokens_total": self.input_tokens, "output_tokens_total": self.output_tokens,
-                "n_retries_malformed": len(self.reasons)}
+                "n_retries_malformed": max(0, self.attempts - 1)}  # only corrective retries re-ask
 
 
 def _error_type(response: httpx.Response) -> str | None:

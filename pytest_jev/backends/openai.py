@@ -83,7 +83,8 @@ class OpenAIBackend(LLMBackend):
             problem = "the reply was a refusal"
         elif not isinstance(text, str):
             problem = "the reply had no message content"
-        return Exchange(text=text if isinstance(text, str) else None, input_tokens=token_count(usage.get("prompt_tokens")),
+        return Exchange(text=text if isinstance(text, str) else None,
+                        input_tokens=token_count(usage.get("prompt_tokens")),
                         output_tokens=token_count(usage.get("completion_tokens")),
                         model=doc.get("model") if isinstance(doc.get("model"), str) else None,
                         request_id=request_id or (doc.get("id") if isinstance(doc.get("id"), str) else None),

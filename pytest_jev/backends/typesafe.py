@@ -29,6 +29,19 @@ BASE_VAR = "TYPESAFE_BASE_URL"
 PRICING = {"input_usd_per_mtok": 0.042, "output_usd_per_mtok": 0.0}  # wire-contract §1.4
 RETRYABLE = frozenset({408, 429, 529}) | frozenset(range(500, 600))
 _PRINTABLE_KEY = re.compile(r"^[\x21-\x7e]+$")
+# httpcore's pool does O(requests x connections) work per request: one client with 32
+# requests in flight recorded 86 cases/s on loopback, against 300/s for one in flight.
+# So requests are spread over several small clients, a new one opened when all are busy.
+PER_SHARD = 4
+MAX_SHARDS = 64
+
+
+class _Shard:
+    __slots__ = ("client", "busy")
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+        self.busy = 0
 
 
 def resolve_base_url(base_url: str | None) -> str:
@@ -131,7 +144,7 @@ class TypeSafeBackend:
         self.model = model or os.environ.get("TYPESAFE_DEFAULT_MODEL") or DEFAULT_MODEL
         self._transport = transport
         self._timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
-        self._client: httpx.AsyncClient | None = None
+        self._shards: list[_Shard] = []
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:  # never shows the key
@@ -160,34 +173,41 @@ class TypeSafeBackend:
             headers["X-TypeSafe-Retry-Count"] = str(request.attempt)
         body = _encode({"model": request.model or self.model, "state": request.state,
                         "questions": request.questions})
+        shard = self._http()
+        shard.busy += 1
         start = time.perf_counter()
         try:
-            response = await self._http().post(self.url, content=body, headers=headers)
+            response = await shard.client.post(self.url, content=body, headers=headers)
         except httpx.TimeoutException as exc:
             return _failure("timeout", f"{type(exc).__name__} after {self._timeout.read:g} s", None, True)
         except httpx.TransportError as exc:
             return _failure("connection", f"{type(exc).__name__}: {exc}"[:200], None, True)
+        finally:
+            shard.busy -= 1
         latency_ms = round((time.perf_counter() - start) * 1000, 1)
         return self._read(response, latency_ms)
 
     async def aclose(self) -> None:
-        client, self._client, self._loop = self._client, None, None
-        if client is not None:
+        shards, self._shards, self._loop = self._shards, [], None
+        for shard in shards:
             try:
-                await client.aclose()
+                await shard.client.aclose()
             except RuntimeError:  # its loop is gone (a second asyncio.run): nothing left to release
                 pass
 
     # -- internals --------------------------------------------------------------------------
 
-    def _http(self) -> httpx.AsyncClient:
+    def _http(self) -> _Shard:
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:  # a pooled connection cannot cross loops
-            self._client = httpx.AsyncClient(
+        if self._loop is not loop:  # a pooled connection cannot cross event loops
+            self._shards, self._loop = [], loop
+        shard = min(self._shards, key=lambda sh: sh.busy, default=None)
+        if shard is None or (shard.busy >= PER_SHARD and len(self._shards) < MAX_SHARDS):
+            shard = _Shard(httpx.AsyncClient(
                 transport=self._transport, timeout=self._timeout, follow_redirects=False,
-                limits=httpx.Limits(max_connections=256, max_keepalive_connections=64))
-            self._loop = loop
-        return self._client
+                limits=httpx.Limits(max_connections=4 * PER_SHARD, max_keepalive_connections=2 * PER_SHARD)))
+            self._shards.append(shard)
+        return shard
 
     def _read(self, response: httpx.Response, latency_ms: float) -> Answer:
         status = response.status_code
