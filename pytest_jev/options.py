@@ -57,6 +57,18 @@ FLAGS = (
          f"jev_case_items_max cases (auto)", "auto", metavar="auto|all|none"),
     Flag("jev-case-items-max", f"largest pack that gets per-case items under auto (default {CASE_ITEMS_MAX})",
          CASE_ITEMS_MAX, "int", metavar="N"),
+    Flag("jev-record", "call the backend for cases the recording lacks, then grade: once (default), "
+         "new_episodes, all, none", None, "record", ini=False, metavar="MODE"),
+    Flag("jev-base-url", "base URL of the backend (a Jev-compatible replica, a gateway, an OpenAI-compatible "
+         "server)", None, metavar="URL"),
+    Flag("jev-model", "model to request (jev: default the pack's tested version or jev-latest)", None,
+         metavar="NAME"),
+    Flag("jev-concurrency", "requests in flight while recording", 8, "int", metavar="N"),
+    Flag("jev-rpm", "pace recording at most N requests per minute", None, "float", metavar="N"),
+    Flag("jev-dry-run", "print calls, estimated tokens and cost of recording; call nothing", False, "bool",
+         ini=False),
+    Flag("jev-shuffle-options", "record with choice options permuted by this seed (levels keep order)", None,
+         "int", metavar="SEED", ini=False),
     Flag("jev-mismatches", "how many mismatches the summary lists per pack (-v lists all)", 20, "int",
          metavar="N"),
 )
@@ -81,13 +93,23 @@ class Options:
     mismatches: int
     rootdir: Path
     verbose: int
+    record_mode: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    concurrency: int = 8
+    rpm: float | None = None
+    dry_run: bool = False
+    shuffle_seed: int | None = None
 
 
 def addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("jev", "typed-decision question packs (pytest_jev)")
     for flag in FLAGS:
         help_text = flag.help + (f" (ini: {flag.dest})" if flag.ini else "")
-        if flag.kind == "bool":
+        if flag.kind == "record":
+            group.addoption(f"--{flag.name}", nargs="?", const="once", default=None, dest=flag.dest,
+                            metavar=flag.metavar, help=help_text)
+        elif flag.kind == "bool":
             group.addoption(f"--{flag.name}", action="store_true", default=None, dest=flag.dest, help=help_text)
         else:
             group.addoption(f"--{flag.name}", default=None, dest=flag.dest, metavar=flag.metavar, help=help_text)
@@ -131,6 +153,12 @@ def parse(config: pytest.Config) -> Options:
         raise OptionError(f"--jev-case-items={case_items!r} is not auto, all or none",
                           fix="pass --jev-case-items=auto|all|none")
     json_path = get("jev-json")
+    record_mode = get("jev-record")
+    if record_mode is not None and record_mode not in RECORD_MODES:
+        raise OptionError(f"--jev-record={record_mode!r} is not a record mode",
+                          fix=f"pass --jev-record or --jev-record={'|'.join(RECORD_MODES)}")
+    if record_mode == "none":
+        record_mode = None
     return Options(
         replay=bool(get("jev-replay")),
         recording=get("jev-recording"),
@@ -149,4 +177,11 @@ def parse(config: pytest.Config) -> Options:
         mismatches=num("jev-mismatches", int, lambda n: n >= 0, "a whole number >= 0"),
         rootdir=config.rootpath,
         verbose=config.getoption("verbose") or 0,
+        record_mode=record_mode,
+        base_url=get("jev-base-url") or None,
+        model=get("jev-model") or None,
+        concurrency=num("jev-concurrency", int, lambda n: n >= 1, "a whole number >= 1"),
+        rpm=num("jev-rpm", float, lambda x: x > 0, "a rate > 0"),
+        dry_run=bool(get("jev-dry-run")),
+        shuffle_seed=num("jev-shuffle-options", int, lambda n: n >= 0, "a seed >= 0"),
     )

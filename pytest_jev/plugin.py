@@ -64,6 +64,31 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(JevReporter(config), "jev-reporter")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Record before anything is collected or any xdist worker starts (controller only)."""
+    config = session.config
+    options = config.stash[OPTIONS_KEY]
+    if hasattr(config, "workerinput") or not (options.record_mode or options.dry_run):
+        return
+    from .record import record_run
+
+    try:
+        recorded = record_run(config, options)
+    except JevError as exc:
+        raise pytest.UsageError(exc.one_line()) from None
+    except Exception as exc:  # AuthError and friends: stop the run with their one line
+        if type(exc).__name__ == "AuthError":
+            raise pytest.UsageError(str(exc)) from None
+        raise
+    if options.dry_run:
+        pytest.exit("jev dry run: nothing was called", returncode=0)
+    config.stash[RECORDED_KEY] = recorded
+
+
+RECORDED_KEY = pytest.StashKey[dict]()
+
+
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     if (path / "pack.yaml").is_file():
         return PackDirectory.from_parent(parent, path=path)

@@ -100,18 +100,28 @@ def _good(line: Mapping[str, Any] | None, fingerprint: str, *, strict: bool) -> 
 
 
 class _Pacer:
-    """Spaces request starts 60/rpm s apart across all workers (no bursts); 429s push it back."""
+    """Spaces request starts 60/rpm s apart across all workers (no bursts); a 429 pushes it back.
+
+    Starts sit on a fixed grid, so small wake-up delays do not lower the rate; a start
+    later than half a slot (a stalled loop) resets the grid instead of letting the
+    overdue starts go out together.
+    """
 
     def __init__(self, rpm: float | None) -> None:
         self.interval = 60.0 / rpm if rpm else 0.0
-        self.next = 0.0
+        self.next = float("-inf")
+        self.lock = asyncio.Lock()
 
     async def wait(self) -> None:
-        now = asyncio.get_running_loop().time()
-        start = max(now, self.next)
-        self.next = start + self.interval
-        if start > now:
-            await asyncio.sleep(start - now)
+        loop = asyncio.get_running_loop()
+        if self.interval == 0 and loop.time() >= self.next:
+            return
+        async with self.lock:  # FIFO: one start is scheduled at a time
+            start = max(loop.time(), self.next)
+            if start > loop.time():
+                await asyncio.sleep(start - loop.time())
+            now = loop.time()
+            self.next = (now if now - start > self.interval / 2 else start) + self.interval
 
     def hold(self, seconds: float) -> None:
         self.next = max(self.next, asyncio.get_running_loop().time() + seconds)

@@ -91,8 +91,24 @@ def candidate_paths(pack_dir: Path, pack_id: str, *, explicit: str | None, backe
         p = Path(explicit)
         return [p / f"{pack_id}.predictions.jsonl" if p.is_dir() else p]
     if backend:
-        return [results_dir / backend / f"{pack_id}.predictions.jsonl"]
+        exact = results_dir / backend / f"{pack_id}.predictions.jsonl"
+        if exact.is_file():
+            return [exact]
+        return [exact] + _backend_family(results_dir, backend, pack_id)
     return [pack_dir / "predictions.jsonl"]
+
+
+def _backend_family(results_dir: Path, backend: str, pack_id: str) -> list[Path]:
+    """Recordings of a backend named by kind (`sparrow`, `jev`, `sonnet`, `openai:qwen2.5:7b`).
+
+    Folders are named by the model actually served (`jev-1.13.0`); the newest recording
+    among `<name>*` folders comes first.
+    """
+    name = backend.split(":", 1)[1] if ":" in backend else backend
+    name = {"sonnet": "claude-sonnet"}.get(name, name)
+    name = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in name)
+    found = [p for p in results_dir.glob(f"{name}*/{pack_id}.predictions.jsonl") if p.is_file()]
+    return sorted(found, key=lambda p: (-p.stat().st_mtime, str(p)))
 
 
 def find_recording(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,

@@ -30,9 +30,10 @@ PRICING = {"input_usd_per_mtok": 0.042, "output_usd_per_mtok": 0.0}  # wire-cont
 RETRYABLE = frozenset({408, 429, 529}) | frozenset(range(500, 600))
 _PRINTABLE_KEY = re.compile(r"^[\x21-\x7e]+$")
 # httpcore's pool does O(requests x connections) work per request: one client with 32
-# requests in flight recorded 86 cases/s on loopback, against 300/s for one in flight.
-# So requests are spread over several small clients, a new one opened when all are busy.
-PER_SHARD = 4
+# requests in flight recorded 86 cases/s on loopback (300/s with one in flight). Spread
+# over clients of 2 requests each, opened as needed, the same run records ~650 cases/s
+# (1 per client: ~550/s, 4: ~550/s, 8: ~450/s; benchmarks/bench_recorder.py, 2 cores).
+PER_SHARD = 2
 MAX_SHARDS = 64
 
 
@@ -145,6 +146,7 @@ class TypeSafeBackend:
         self._transport = transport
         self._timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
         self._shards: list[_Shard] = []
+        self._ssl: Any = None  # one SSL context for all shards: loading the CA bundle costs ~30 ms
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:  # never shows the key
@@ -203,8 +205,11 @@ class TypeSafeBackend:
             self._shards, self._loop = [], loop
         shard = min(self._shards, key=lambda sh: sh.busy, default=None)
         if shard is None or (shard.busy >= PER_SHARD and len(self._shards) < MAX_SHARDS):
+            if self._ssl is None and self._transport is None:  # httpx loads it even for http://
+                self._ssl = httpx.create_ssl_context()
             shard = _Shard(httpx.AsyncClient(
                 transport=self._transport, timeout=self._timeout, follow_redirects=False,
+                verify=self._ssl if self._ssl is not None else True,
                 limits=httpx.Limits(max_connections=4 * PER_SHARD, max_keepalive_connections=2 * PER_SHARD)))
             self._shards.append(shard)
         return shard
