@@ -146,7 +146,9 @@ class TypeSafeBackend:
         self._transport = transport
         self._timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
         self._shards: list[_Shard] = []
-        self._ssl: Any = None  # one SSL context for all shards: loading the CA bundle costs ~30 ms
+        # One SSL context for all clients, made here rather than on the first (paced) request:
+        # loading the CA bundle costs ~30 ms, and httpx loads it even for http:// URLs.
+        self._ssl: Any = httpx.create_ssl_context() if transport is None else True
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:  # never shows the key
@@ -205,11 +207,9 @@ class TypeSafeBackend:
             self._shards, self._loop = [], loop
         shard = min(self._shards, key=lambda sh: sh.busy, default=None)
         if shard is None or (shard.busy >= PER_SHARD and len(self._shards) < MAX_SHARDS):
-            if self._ssl is None and self._transport is None:  # httpx loads it even for http://
-                self._ssl = httpx.create_ssl_context()
             shard = _Shard(httpx.AsyncClient(
                 transport=self._transport, timeout=self._timeout, follow_redirects=False,
-                verify=self._ssl if self._ssl is not None else True,
+                verify=self._ssl,
                 limits=httpx.Limits(max_connections=4 * PER_SHARD, max_keepalive_connections=2 * PER_SHARD)))
             self._shards.append(shard)
         return shard

@@ -1,0 +1,92 @@
+"""Replay speed and memory: per-case items against pytest's own per-item cost, bulk mode against jevassert.
+
+    python benchmarks/bench_replay.py [--cases 100000] [--bulk 10000,100000] [--jevassert PATH]
+
+1. baseline: pytest collecting N trivial items from a minimal non-Python collector
+   (a conftest that yields N items whose runtest does nothing);
+2. ours: `pytest packs/bench-N --jev-case-items=all` on a 3-question pack of N cases;
+3. bulk: `pytest packs/bench-N --jev-case-items=none`, and `jevassert check` on the same files
+   when --jevassert points at its executable.
+Wall time and peak RSS (of the pytest process and its children) are printed as a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from make_pack import main as make_pack  # noqa: E402
+
+BASELINE_CONFTEST = '''
+import pytest
+N = {n}
+class Trivial(pytest.Item):
+    def runtest(self):
+        pass
+class Many(pytest.File):
+    def collect(self):
+        for i in range(N):
+            yield Trivial.from_parent(self, name=f"case[{{i}}]")
+def pytest_collect_file(file_path, parent):
+    if file_path.name == "items.txt":
+        return Many.from_parent(parent, path=file_path)
+'''
+
+
+def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    elapsed = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return elapsed, max(peak, before) / 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cases", type=int, default=100_000)
+    ap.add_argument("--bulk", default="10000,100000")
+    ap.add_argument("--jevassert", default=None)
+    args = ap.parse_args()
+    py = sys.executable
+    common = ["-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        base = root / "baseline"
+        base.mkdir()
+        (base / "conftest.py").write_text(BASELINE_CONFTEST.format(n=args.cases))
+        (base / "items.txt").write_text("")
+        (base / "pytest.ini").write_text("[pytest]\n")
+        t_base, m_base = timed([py, "-m", "pytest", "items.txt", *common], base)
+        rows.append((f"baseline: {args.cases} trivial items", t_base, m_base, ""))
+        (root / "pytest.ini").write_text("[pytest]\njev_backend = bench\n")
+        make_pack(root, args.cases)
+        t_ours, m_ours = timed([py, "-m", "pytest", f"packs/bench-{args.cases}", "--jev-case-items=all",
+                                *common], root)
+        rows.append((f"jev: {args.cases} case items", t_ours, m_ours, f"{t_ours / t_base:.2f}x baseline"))
+        for n in [int(x) for x in args.bulk.split(",") if x]:
+            if n != args.cases:
+                make_pack(root, n)
+            t_bulk, m_bulk = timed([py, "-m", "pytest", f"packs/bench-{n}", "--jev-case-items=none", *common],
+                                   root)
+            note = ""
+            if args.jevassert:
+                t_ja, m_ja = timed([args.jevassert, "check", f"packs/bench-{n}", "-p",
+                                    f"results/bench/bench-{n}.predictions.jsonl"], root)
+                rows.append((f"jevassert check: {n} cases", t_ja, m_ja, ""))
+                note = f"{t_ja / t_bulk:.1f}x faster than jevassert"
+            rows.append((f"jev bulk: {n} cases", t_bulk, m_bulk, note))
+    print(f"{'run':<36} {'seconds':>9} {'peak MB':>9}  note")
+    for name, t, m, note in rows:
+        print(f"{name:<36} {t:>9.2f} {m:>9.0f}  {note}")
+
+
+if __name__ == "__main__":
+    main()
