@@ -146,7 +146,8 @@ def _refuse(*a, **k):
 socket.socket = _refuse
 socket.create_connection = _refuse
 """)
-    result = pytester.runpytest("packs", "--jev-replay", "-p", "no:cacheprovider")
+    # in a subprocess: the patched socket module must not leak into other tests
+    result = pytester.runpytest_subprocess("packs", "--jev-replay", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=14)
     assert "network used" not in result.stdout.str()
 
