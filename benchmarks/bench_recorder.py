@@ -21,7 +21,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import httpx
@@ -29,11 +28,11 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from packfiles import write_pack  # noqa: E402
+from packfiles import write_pack  # tests/ is put on sys.path above
 
-from pytest_jev.backends.typesafe import TypeSafeBackend  # noqa: E402
-from pytest_jev.packs import load_pack  # noqa: E402
-from pytest_jev.recorder import record_pack_sync  # noqa: E402
+from pytest_jev.backends.typesafe import TypeSafeBackend
+from pytest_jev.packs import load_pack
+from pytest_jev.recorder import record_pack_sync
 
 
 class Server:

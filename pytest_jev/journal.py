@@ -18,8 +18,9 @@ import asyncio
 import json
 import math
 import os
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .errors import RecordingError
 
@@ -66,7 +67,7 @@ def read_recording(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
         data = path.read_bytes()
     except FileNotFoundError:
         return {}, []
-    lines, torn = _split(data)
+    lines, _torn = _split(data)
     out: dict[str, dict[str, Any]] = {}
     order: list[str] = []
     for number, raw in enumerate(lines, 1):

@@ -15,10 +15,11 @@ import json
 import random
 import time
 from collections import Counter
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request, plugin_version
 from .errors import OptionError
@@ -153,7 +154,8 @@ class _Run:
             raise
 
     async def _case(self, req: Request, fp: str) -> None:
-        started, reasons, attempts = _now(), [], 0
+        started, attempts = _now(), 0
+        reasons: list[str] = []
         while True:
             async with self.sem:
                 await self.pacer.wait()
@@ -182,7 +184,7 @@ class _Run:
             msg = f"no answer within {self.timeout_s:g} s"
             return Answer(error=f"timeout: {msg}", retryable=True, error_detail={
                 "type": "timeout", "status": None, "retryable": True, "message": msg, "body_excerpt": None})
-        except Exception as exc:  # a backend bug or library failure: record it, keep the run going
+        except Exception as exc:  # noqa: BLE001  a backend bug or library failure: record it, keep the run going
             msg = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
             return Answer(error=f"exception: {msg}"[:200], retryable=False, error_detail={
                 "type": "exception", "status": None, "retryable": False, "message": msg, "body_excerpt": None})
@@ -202,7 +204,7 @@ class _Run:
                 self.pacer.hold(answer.retry_after_s)
             return answer.retry_after_s
         base, cap = self.backoff
-        return min(cap, base * 2 ** (attempts - 1)) * (1 - 0.25 * random.random())
+        return float(min(cap, base * 2 ** (attempts - 1)) * (1 - 0.25 * random.random()))
 
     def _line(self, req: Request, fp: str, answer: Answer, attempts: int, reasons: list[str], started: str,
               failure: tuple[str, bool] | None) -> dict[str, Any]:
@@ -210,14 +212,14 @@ class _Run:
         line: dict[str, Any] = {
             "case_id": req.case_id, "model": answer.model if ok else None,
             "latency_ms": answer.latency_ms if ok else None, "usage": answer.usage if ok else None,
-            "answers": answer.answers if ok else None, "error": None if ok else failure[0][:200],
+            "answers": answer.answers if ok else None, "error": failure[0][:200] if failure else None,
             "record_version": RECORD_VERSION, "backend": self.backend.name, "mode": self.backend.mode}
         if self.base_url:
             line["base_url"] = self.base_url
         line.update(requested_model=req.model, request_fingerprint=fp, attempts=attempts,
                     retry_reasons=reasons, http_status=answer.http_status, request_id=answer.request_id,
                     started_at=started, finished_at=_now(),
-                    error_detail=None if ok else _detail(answer, *failure), plugin_version=self.version)
+                    error_detail=_detail(answer, *failure) if failure else None, plugin_version=self.version)
         for key, value in (answer.extra or {}).items():
             line.setdefault(key, value)
         return line
@@ -286,14 +288,22 @@ async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str
             raise AuthError(f"{exc} (run stopped: {len(run.results)} finished cases kept in {journal.path}; "
                             "rerun to resume)") from None
         calls_s = time.perf_counter() - t_calls
-    finally:
+    except BaseException:
         await journal.close()
+        if journal.path.stat().st_size == 0:  # nothing journaled: leave no empty file behind
+            journal.remove()
+        raise
+    await journal.close()
     final = [run.results.get(req.case_id) or keep[req.case_id] for req in requests]
     if mode == "new_episodes":  # keep lines of cases the pack no longer has
         final += [existing[cid] for cid in order if cid not in fps]
-    write_lines(out_path, final)
+    unchanged = not todo and final == [existing[cid] for cid in order]
+    if not unchanged:  # nothing asked and nothing dropped: leave the file (and its mtime) alone
+        write_lines(out_path, final)
     served = Counter(line["model"] for line in final if isinstance(line.get("model"), str))
-    write_backend_json(out_path.parent / "backend.json", backend, served.most_common(1)[0][0] if served else None)
+    backend_json = out_path.parent / "backend.json"
+    if not unchanged or not backend_json.exists():
+        write_backend_json(backend_json, backend, served.most_common(1)[0][0] if served else None)
     journal.remove()
     return RecordSummary(out_path, len(requests), len(todo), len(keep), run.errors, tuple(sorted(served)),
                          time.perf_counter() - t0, len(todo) / calls_s if calls_s > 0 else 0.0, mode, run.retries)
@@ -302,7 +312,7 @@ async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str
 def _summary_none(out_path: Path, requests: list[Request], fps: Mapping[str, str],
                   existing: Mapping[str, Mapping[str, Any]], elapsed: float) -> RecordSummary:
     good = sum(_good(existing.get(r.case_id), fps[r.case_id], strict=False) for r in requests)
-    models = {line.get("model") for line in existing.values() if isinstance(line.get("model"), str)}
+    models = {str(line["model"]) for line in existing.values() if isinstance(line.get("model"), str)}
     return RecordSummary(out_path, len(requests), 0, good, len(requests) - good, tuple(sorted(models)),
                          elapsed, 0.0, "none")
 

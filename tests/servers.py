@@ -21,8 +21,9 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Union
+from typing import Any
 
 HOST = "127.0.0.1"
 REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 408: "Request Timeout",
@@ -50,7 +51,7 @@ class Reply:
     drop: bool = False  # close the connection without answering
 
 
-Handler = Callable[[Seen], Union[Reply, Awaitable[Reply]]]
+Handler = Callable[[Seen], Reply | Awaitable[Reply]]
 
 
 def answers_for(questions: dict[str, Any], pick: int = 0) -> dict[str, Any]:
@@ -114,7 +115,7 @@ class LoopbackServer:
         ready.wait(5)
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         assert self._loop is not None and self._thread is not None
 
         async def shutdown() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -14,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from packfiles import case_id, set_message, write_pack
+from servers import LoopbackServer, ok_reply
+
 from pytest_jev.backends.base import Answer, AuthError, Request
 from pytest_jev.backends.mock import MockBackend
 from pytest_jev.backends.registry import make_backend
@@ -24,7 +24,6 @@ from pytest_jev.journal import journal_path, misfit
 from pytest_jev.packs import load_pack
 from pytest_jev.recorder import build_requests, dry_run, record_pack_sync
 from pytest_jev.recording import load_recording
-from servers import LoopbackServer, ok_reply
 
 FAST = {"backoff_base_s": 0.001, "backoff_max_s": 0.01}
 LINE_KEYS = ["case_id", "model", "latency_ms", "usage", "answers", "error", "record_version", "backend", "mode",
@@ -86,9 +85,11 @@ def test_modes(pack_dir: Path, tmp_path: Path) -> None:
     assert backend.asked == ids
     first = out.read_bytes()
 
+    mtime = out.stat().st_mtime_ns
     backend = Counting.from_pack(pack)
     summary = record_pack_sync(pack, backend, out, close_backend=False)
     assert backend.asked == [] and summary.n_reused == 8 and out.read_bytes() == first
+    assert out.stat().st_mtime_ns == mtime  # nothing to do: the file is not even rewritten
 
     # an error line, a missing line and an orphan (a case the pack no longer has)
     lines = lines_of(out)

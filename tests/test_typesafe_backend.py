@@ -9,22 +9,22 @@ import socket
 import subprocess
 import sys
 import time
-from email.utils import format_datetime
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
-
 from packfiles import write_pack
+from servers import LoopbackServer, Reply, Seen, ok_reply
+
 from pytest_jev.backends.base import AuthError, Request
 from pytest_jev.backends.typesafe import TypeSafeBackend, error_message, resolve_base_url, retry_after_s
 from pytest_jev.journal import journal_path
 from pytest_jev.packs import load_pack
 from pytest_jev.recorder import record_pack_sync
 from pytest_jev.recording import load_recording
-from servers import LoopbackServer, Reply, Seen, ok_reply
 
 KEY = "tsk-test-SECRET-0123456789abcdef"
 SPARROW = shutil.which("sparrow-decider") or str(Path(sys.executable).with_name("sparrow-decider"))
@@ -149,6 +149,10 @@ def test_401_stops_the_run(tmp_path: Path) -> None:
     def handler(seen: Seen) -> Reply:
         return Reply(401, {"detail": "invalid api key"}) if seen.case == "c-003" else ok_reply(seen)
 
+    with LoopbackServer(lambda seen: Reply(403, {"error": {"message": "forbidden"}})) as server:
+        with pytest.raises(AuthError, match="HTTP 403.*forbidden.*TYPESAFE_API_KEY"):
+            record_pack_sync(pack, TypeSafeBackend(base_url=server.base_url), out)
+    assert not journal_path(out).exists()  # nothing finished: no journal left behind
     with LoopbackServer(handler) as server:
         with pytest.raises(AuthError, match="HTTP 401.*invalid api key.*TYPESAFE_API_KEY"):
             record_pack_sync(pack, TypeSafeBackend(base_url=server.base_url), out, concurrency=1)

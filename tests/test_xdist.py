@@ -15,9 +15,10 @@ MODES = [[], ["-n", "0"], ["-n", "2"], ["-n", "2", "--dist", "loadfile"]]
 
 
 def _summary(out: str) -> str:
-    start = out.index("=== jev: ")
-    end = out.rindex("=" * 10)  # the final stats line
-    return re.sub(r"in [0-9.]+s|run[0-9].json", "", out[start:end])
+    """The jev summary and mismatch list, without the timed final line or the JSON file name."""
+    text = out[out.index("=== jev: "):]
+    lines = [line for line in text.splitlines() if not re.match(r"^=+ .* in [0-9.]+s", line)]
+    return re.sub(r"run[0-9].json", "", "\n".join(lines))
 
 
 @pytest.mark.slow

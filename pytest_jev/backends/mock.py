@@ -15,10 +15,14 @@ import asyncio
 import hashlib
 import json
 import random
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
 
 from .base import Answer, Request
 from .shapes import shape
+
+
+_M = TypeVar("_M", bound="MockBackend")
 
 
 def _unit(*parts: Any) -> float:
@@ -49,7 +53,8 @@ class MockBackend:
         self.calls = 0
 
     @classmethod
-    def from_pack(cls, pack: Any, **kw: Any) -> MockBackend:
+    def from_pack(cls: type[_M], pack: Any, **kw: Any) -> _M:
+        """The oracle for a Pack: gold labels and score levels taken from it."""
         gold = {case.id: dict(case.expect) for case in pack.cases}
         levels = {qid: list(q.levels) for qid, q in pack.questions.items() if q.type == "score"}
         return cls(gold, levels=levels, **kw)
@@ -127,8 +132,8 @@ class MockBackend:
 
     def _break(self, answers: dict[str, Any], case_id: str, attempt: int) -> dict[str, Any]:
         """A 200 whose answers do not fit the questions: one of three deterministic faults."""
-        broken = json.loads(json.dumps(answers))
-        qid = sorted(broken)[0]
+        broken: dict[str, Any] = json.loads(json.dumps(answers))
+        qid = min(broken)
         fault = int(_unit(self.seed, case_id, attempt, "fault") * 3)
         if fault == 0:
             del broken[qid]

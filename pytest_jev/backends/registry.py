@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..errors import OptionError
 from .base import Backend
 
 NAMES = ("jev", "mock", "sparrow", "minilm", "sonnet", "anthropic:<model>", "openai:<model>")
-SONNET_MODEL = "claude-sonnet-5-5"  # wire-contract §3: current Sonnet, $2/$10 per MTok [exact id U]
+SONNET = "sonnet"  # anthropic.py resolves the alias (ALIASES) to the current Sonnet id
 
-# List prices, USD per million tokens (input, output): wire-contract §1.4 and §3.
+# List prices, USD per million tokens (input, output): wire-contract §1.4; Anthropic's in anthropic.py.
 _JEV = (0.042, 0.0)
 _FREE = (0.0, 0.0)
-_ANTHROPIC = {
-    "claude-sonnet-5-5": (2.0, 10.0), "claude-sonnet-5": (2.0, 10.0), "claude-sonnet-4-6": (3.0, 15.0),
-    "claude-sonnet-4-5": (3.0, 15.0), "claude-haiku-4-5": (1.0, 5.0),
-}
 
 
 def kind_of(spec: str) -> str:
@@ -39,10 +36,10 @@ def list_price(spec: str, model: str | None = None) -> tuple[float, float] | Non
     if kind in ("mock", "sparrow", "minilm", "openai"):  # openai = a local OpenAI-compatible server
         return _FREE
     if kind == "anthropic":
-        wanted = model or (spec.split(":", 1)[1] if ":" in spec else SONNET_MODEL)
-        for prefix, price in _ANTHROPIC.items():
-            if wanted == prefix or wanted.startswith(prefix + "-2"):  # dated snapshots
-                return price
+        anthropic = importlib.import_module(".anthropic", __package__)
+        wanted = (model or (spec.split(":", 1)[1] if ":" in spec else SONNET)).strip()
+        price: tuple[float, float] | None = anthropic.list_price(anthropic.ALIASES.get(wanted.lower(), wanted))
+        return price
     return None
 
 
@@ -61,7 +58,7 @@ def make_backend(spec: str, *, base_url: str | None = None, model: str | None = 
         local = importlib.import_module(".local", __package__)
         return _call(getattr(local, f"make_{low}"), model=model, base_url=base_url, **kw)
     if low == "sonnet" or low.startswith("anthropic:"):
-        chosen = name.split(":", 1)[1].strip() if ":" in name else (model or SONNET_MODEL)
+        chosen = name.split(":", 1)[1].strip() if ":" in name else (model or SONNET)
         _need_model(name, chosen)
         module = importlib.import_module(".anthropic", __package__)
         return _call(module.make_anthropic, chosen, base_url=base_url, **kw)

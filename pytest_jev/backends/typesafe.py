@@ -15,8 +15,9 @@ import math
 import os
 import re
 import time
+from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
-from typing import Any, Mapping
+from typing import Any
 
 import httpx
 
@@ -38,7 +39,7 @@ MAX_SHARDS = 64
 
 
 class _Shard:
-    __slots__ = ("client", "busy")
+    __slots__ = ("busy", "client")
 
     def __init__(self, client: httpx.AsyncClient) -> None:
         self.client = client
@@ -73,7 +74,7 @@ def error_message(body: bytes | str) -> str:
             if isinstance(value, str) and value:
                 return value
             if isinstance(value, dict) and isinstance(value.get("message"), str):
-                return value["message"]
+                return str(value["message"])
             if key == "detail" and isinstance(value, list) and value:
                 return "; ".join(_validation_item(item) for item in value[:5])
     return " ".join(text.split())[:300]
