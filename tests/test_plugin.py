@@ -197,3 +197,11 @@ def test_price_flags_and_backend_json_pricing(pytester: pytest.Pytester, toy: Pa
     pytester.runpytest("packs", "--jev-json", "b.json", "--jev-price-input", "1", "--jev-price-output", "0")
     run = json.loads((pytester.path / "b.json").read_text())["runs"][0]
     assert run["pricing"] == {"input_usd_per_mtok": 1.0, "output_usd_per_mtok": 0.0}
+
+
+def test_pack_without_gates_file_has_no_gate_items(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, gates=None)
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    result = pytester.runpytest("packs")
+    result.assert_outcomes(passed=14)
+    result.stdout.fnmatch_lines(["*gates: none declared in gates.yaml*"])

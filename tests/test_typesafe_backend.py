@@ -214,3 +214,17 @@ def test_retry_after_forms() -> None:
     assert 28 <= retry_after_s(httpx.Headers({"retry-after": date}), now=now) <= 30  # type: ignore[operator]
     assert retry_after_s(httpx.Headers({"retry-after": "soon"})) is None
     assert retry_after_s(httpx.Headers({})) is None
+
+
+def test_transport_failures_are_retryable() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if json.loads(request.content)["state"] == "slow":
+            raise httpx.ReadTimeout("read timed out", request=request)
+        raise httpx.ConnectError("connection refused", request=request)
+
+    backend = TypeSafeBackend(transport=httpx.MockTransport(handler), timeout_s=5)
+    questions = {"q": {"type": "noul", "instructions": "?"}}
+    slow = asyncio.run(backend.answer(Request("c1", "slow", questions, "jev-latest")))
+    down = asyncio.run(backend.answer(Request("c2", "down", questions, "jev-latest")))
+    assert slow.retryable and slow.error == "timeout: ReadTimeout after 5 s" and slow.http_status is None
+    assert down.retryable and down.error is not None and down.error.startswith("connection: ConnectError")

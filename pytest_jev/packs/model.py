@@ -12,7 +12,7 @@ QUESTION_TYPES = ("noul", "choice", "score")
 DEFAULT_MODEL = "jev-latest"
 
 
-def frozen_map(data: Mapping[str, Any] | None) -> Mapping[str, Any]:
+def frozen_map(data: Mapping[str, Any] | None = None) -> Mapping[str, Any]:
     return MappingProxyType(dict(data or {}))
 
 
