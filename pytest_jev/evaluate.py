@@ -146,7 +146,7 @@ def evaluate(pack: Pack, recording: Recording, settings: Settings, backend: str 
         "mismatched_cases": sum(1 for o in graded.outcomes if o.status == "mismatch"),
         "invalid_cases": sum(1 for o in graded.outcomes if o.status == "invalid"),
         "unknown_case_ids": list(graded.unknown_case_ids),
-        "mode": sorted(recording.modes())[0] if recording.modes() else "live",
+        "mode": min(recording.modes(), default="live"),
         "mismatches": mismatches(pack, graded),
     })
     return PackResult(pack, recording, backend, graded, payload, tuple(gates))
@@ -182,17 +182,12 @@ def integrity_problems(pack: Pack, recording: Recording, graded: Graded, limit: 
     problems.extend(wrong[:limit])
     if len(wrong) > limit:
         problems.append(f"... and {len(wrong) - limit} more answers of the wrong type")
-    modes = recording.modes()
-    if "mock" in modes and any(not rec.get("mode") or rec.get("mode") != "mock" for rec in recording.lines.values()):
+    if "mock" in recording.modes() and any(rec.get("mode") != "mock" for rec in recording.lines.values()):
         problems.append(f"{path}: mixes mock lines with live ones; mock recordings are for harness checks only")
     return problems
 
 
 def mismatches(pack: Pack, graded: Graded) -> list[dict[str, Any]]:
     """Every answered question whose decision differs from the gold label, in case order."""
-    out = []
-    for case, outcome in zip(pack.cases, graded.outcomes):
-        for m in outcome.misses:
-            out.append({"case": case.id, "question": m.question, "expected": m.expected, "got": m.got,
-                        "probability": m.probability})
-    return out
+    return [{"case": case.id, **m.as_dict()} for case, outcome in zip(pack.cases, graded.outcomes)
+            for m in outcome.misses]

@@ -31,6 +31,10 @@ class Miss:
     got: Any
     probability: float
 
+    def as_dict(self) -> dict[str, Any]:
+        return {"question": self.question, "expected": self.expected, "got": self.got,
+                "probability": self.probability}
+
 
 @dataclass(frozen=True, slots=True)
 class CaseOutcome:

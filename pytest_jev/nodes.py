@@ -35,17 +35,17 @@ class PackDirectory(pytest.Directory):
     _sent: bool = False
 
     def collect(self) -> Iterable[pytest.Item]:
-        from .session import backend_pricing, load_inputs
+        from .session import load_inputs
 
         self.options = self.config.stash[OPTIONS_KEY]
-        self.pack, self.recording, self.problem, self.recording_problem = load_inputs(self.path, self.options)
+        (self.pack, self.recording, self.pricing, self.problem,
+         self.recording_problem) = load_inputs(self.path, self.options)
         yield CheckItem.from_parent(self, name="check[spec]", check="spec")
         if self.problem is not None:
             return
         yield CheckItem.from_parent(self, name="check[recording]", check="recording")
         if self.recording_problem is not None:
             return
-        self.pricing = backend_pricing(self.options, self.recording.path)
         if self._bulk():
             yield BulkItem.from_parent(self, name="cases[bulk]")
         else:
@@ -202,8 +202,7 @@ def excerpt(state: Any) -> str:
 
 def mismatch_record(pack_id: str, case: Any, outcome: Any) -> dict[str, Any]:
     return {"pack": pack_id, "case": case.id, "state": excerpt(case.state),
-            "misses": [{"question": m.question, "expected": m.expected, "got": m.got,
-                        "probability": m.probability} for m in outcome.misses]}
+            "misses": [m.as_dict() for m in outcome.misses]}
 
 
 def mismatch_lines(case: Any, outcome: Any) -> list[str]:

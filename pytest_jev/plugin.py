@@ -74,7 +74,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     from .record import record_run
 
     try:
-        recorded = record_run(config, options)
+        record_run(config, options)
     except JevError as exc:
         raise pytest.UsageError(exc.one_line()) from None
     except Exception as exc:  # AuthError and friends: stop the run with their one line
@@ -83,10 +83,6 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise
     if options.dry_run:
         pytest.exit("jev dry run: nothing was called", returncode=0)
-    config.stash[RECORDED_KEY] = recorded
-
-
-RECORDED_KEY = pytest.StashKey[dict]()
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:

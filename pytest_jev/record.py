@@ -50,8 +50,8 @@ def _progress_writer(tr: Any, pack_id: str) -> Any:
     return show
 
 
-def record_run(config: pytest.Config, options: Options) -> dict[str, str]:
-    """Record every pack of the run; returns pack folder -> recording path for replay."""
+def record_run(config: pytest.Config, options: Options) -> None:
+    """Record every pack of the run; replay then finds each recording under results/<backend-id>/."""
     from .backends.registry import make_backend
     from .packs import load_pack
     from .recorder import dry_run, record_pack_sync
@@ -61,7 +61,6 @@ def record_run(config: pytest.Config, options: Options) -> dict[str, str]:
     if not options.backend:
         raise JevError("--jev-record needs a backend", fix="pass --jev-backend=jev|sparrow|minilm|sonnet|"
                                                          "anthropic:<model>|openai:<model>|mock")
-    done: dict[str, str] = {}
     for folder in pack_folders(config):
         try:
             pack = load_pack(folder)
@@ -83,16 +82,14 @@ def record_run(config: pytest.Config, options: Options) -> dict[str, str]:
                                    rpm=options.rpm, progress=progress, shuffle_seed=options.shuffle_seed,
                                    model=options.model if backend.name == "jev" else None)
         served = summary.served_models[0] if len(summary.served_models) == 1 else None
-        out = _settle(out, backend.backend_id(served) if served else folder_id, pack.id)
-        done[str(folder)] = str(out)
+        out = _settle(out, backend.backend_id(served) if served else folder_id)
         if tr is not None and progress is not None:
             tr.write("\n")
         _say(tr, f"jev recorded {pack.id}: {summary.n_called} called, {summary.n_reused} reused, "
                  f"{summary.n_errors} errors, {summary.calls_per_s:.1f} calls/s -> {out}")
-    return done
 
 
-def _settle(out: Path, final_id: str, pack_id: str) -> Path:
+def _settle(out: Path, final_id: str) -> Path:
     """Move a recording to the folder named by the model actually served, never over another."""
     target_dir = out.parent.parent / final_id
     if target_dir == out.parent:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Hashable, Mapping
@@ -26,10 +27,18 @@ class Recording:
     sha256: str
 
     def models(self) -> list[str]:
-        return sorted({rec["model"] for rec in self.lines.values() if isinstance(rec.get("model"), str)})
+        return list(self._models)
 
     def modes(self) -> set[str]:
-        return {str(rec["mode"]) for rec in self.lines.values() if rec.get("mode")}
+        return set(self._modes)
+
+    @cached_property
+    def _models(self) -> tuple[str, ...]:
+        return tuple(sorted({rec["model"] for rec in self.lines.values() if isinstance(rec.get("model"), str)}))
+
+    @cached_property
+    def _modes(self) -> frozenset[str]:
+        return frozenset(str(rec["mode"]) for rec in self.lines.values() if rec.get("mode"))
 
 
 def _skeleton(doc: Any) -> Hashable:

@@ -10,21 +10,22 @@ from .errors import JevError, RecordingError
 from .options import Options
 
 
-def load_inputs(folder: Path, options: Options) -> tuple[Any, Any, JevError | None, JevError | None]:
-    """(pack, recording, pack problem, recording problem): problems become failing check items."""
+def load_inputs(folder: Path, options: Options
+                ) -> tuple[Any, Any, tuple[float, float] | None, JevError | None, JevError | None]:
+    """(pack, recording, pricing, pack problem, recording problem): problems become failing check items."""
     from .packs import load_pack
     from .recording import find_recording, load_recording
 
     try:
         pack = load_pack(folder)
     except JevError as exc:
-        return None, None, exc, None
+        return None, None, None, exc, None
     try:
         path = find_recording(folder, pack.id, explicit=options.recording, backend=options.backend,
                               results_dir=options.results_dir)
-        return pack, load_recording(path), None, None
+        return pack, load_recording(path), backend_pricing(options, path), None, None
     except JevError as exc:
-        return pack, None, None, exc
+        return pack, None, None, None, exc
 
 
 def backend_pricing(options: Options, recording_path: Path) -> tuple[float, float]:
@@ -56,8 +57,9 @@ def evaluate_pack(pack: Any, recording: Any, options: Options, pricing: tuple[fl
                         price_output=pricing[1], target_precision=options.target_precision,
                         no_gates=options.no_gates)
     backend = options.backend
-    if backend is None and options.recording is None and recording.models():
-        backend = recording.models()[0] if len(recording.models()) == 1 else None
+    models = recording.models()
+    if backend is None and options.recording is None and len(models) == 1:
+        backend = models[0]
     return evaluate(pack, recording, settings, backend=backend, shown_path=shown(recording.path, options.rootdir))
 
 

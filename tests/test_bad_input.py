@@ -175,3 +175,15 @@ def test_answer_breaking_its_contract_fails_the_case(pytester: pytest.Pytester) 
         "*case toy-0003 *: queue: undeclared label(s) [[]'sales'[]]*",
         "*case toy-0004 *: recorded error: HTTP 500: upstream timeout*",
     ])
+
+
+def test_unreadable_backend_pricing_fails_the_recording_check(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path)
+    write_pack(pytester.path, pack_id="good", recording="results/other")
+    pytester.makeini("[pytest]\n")
+    (pytester.path / "results/jev-1.13.0/backend.json").write_text('{"pricing": {"input_usd_per_mtok": "cheap"}}')
+    result = pytester.runpytest("packs", "--jev-recording", "results/jev-1.13.0")
+    out = result.stdout.str()
+    assert "Traceback" not in out and "INTERNALERROR" not in out
+    result.assert_outcomes(passed=2, failed=2)  # good has no recording in that folder: its own one-line failure
+    result.stdout.fnmatch_lines(["*backend.json: unreadable pricing*give pricing as*"])
