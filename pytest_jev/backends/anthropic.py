@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from .base import AuthError
-from .llm import Exchange, LLMBackend, provider_schema, token_count
+from .llm import Exchange, LLMBackend, error_object, provider_schema, token_count
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_VAR = "ANTHROPIC_API_KEY"
@@ -106,11 +106,7 @@ def _spend_limit(response: httpx.Response) -> bool:
     """A 429 that waiting will not fix: the organisation's spend limit (wire-contract §3)."""
     if response.status_code != 429:
         return False
-    try:
-        error = response.json().get("error") or {}
-    except (ValueError, AttributeError):
-        return False
-    details = error.get("details") if isinstance(error, dict) else None
+    details = error_object(response).get("details")
     return isinstance(details, dict) and details.get("error_code") == "enforced_spend_limit_reached"
 
 

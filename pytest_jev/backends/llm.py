@@ -200,12 +200,7 @@ def parse_reply(text: str | None, questions: Mapping[str, Mapping[str, Any]]) ->
         raise Malformed('the reply must be one JSON object of the form {"answers": {...}}')
     given = doc["answers"]
     errors: list[str] = []
-    missing = [qid for qid in questions if qid not in given]
-    unknown = [key for key in given if key not in questions]
-    if missing:
-        errors.append(f"answers is missing {', '.join(map(repr, missing))}")
-    if unknown:
-        errors.append(f"answers has keys that are not questions: {', '.join(map(repr, unknown))}")
+    _key_problems("answers", list(questions), given, "that are not questions", errors)
     answers: dict[str, Any] = {}
     originals: dict[str, dict[str, float]] = {}
     max_error = 0.0
@@ -230,18 +225,24 @@ def parse_reply(text: str | None, questions: Mapping[str, Mapping[str, Any]]) ->
     return answers, {"original_probabilities": originals, "max_error": round(max_error, 6)}
 
 
+def _key_problems(where: str, wanted: list[str], given: Mapping[str, Any], extra_means: str,
+                  errors: list[str]) -> None:
+    """Report keys missing from `given` and keys it has beyond `wanted`."""
+    absent = [key for key in wanted if key not in given]
+    extra = [key for key in given if key not in wanted]
+    if absent:
+        errors.append(f"{where} is missing {', '.join(map(repr, absent))}")
+    if extra:
+        errors.append(f"{where} has keys {extra_means}: {', '.join(map(repr, extra))}")
+
+
 def _distribution(qid: str, question: Mapping[str, Any], value: Any, errors: list[str]) -> dict[str, float] | None:
     labels = labels_of(question)
     if not isinstance(value, dict):
         errors.append(f"answers.{qid} must be an object with the keys {', '.join(map(repr, labels))}")
         return None
     bad = len(errors)
-    absent = [label for label in labels if label not in value]
-    extra = [key for key in value if key not in labels]
-    if absent:
-        errors.append(f"answers.{qid} is missing {', '.join(map(repr, absent))}")
-    if extra:
-        errors.append(f"answers.{qid} has keys that are not allowed: {', '.join(map(repr, extra))}")
+    _key_problems(f"answers.{qid}", labels, value, "that are not allowed", errors)
     dist = {label: _probability(value[label], f"answers.{qid}.{label}", errors)
             for label in labels if label in value}
     if len(errors) > bad:
@@ -402,17 +403,22 @@ class _Tally:
                 "n_retries_malformed": max(0, self.attempts - 1)}  # only corrective retries re-ask
 
 
-def _error_type(response: httpx.Response) -> str | None:
-    """`error.type` (Anthropic) or `error.code`/`error.type` (OpenAI-style) of an error body."""
+def error_object(response: httpx.Response) -> dict[str, Any]:
+    """The `error` object of an Anthropic or OpenAI-style error body; {} when there is none."""
     try:
         doc = response.json()
     except ValueError:
-        return None
+        return {}
     error = doc.get("error") if isinstance(doc, dict) else None
-    if isinstance(error, dict):
-        for key in ("type", "code"):
-            if isinstance(error.get(key), str) and error[key]:
-                return str(error[key])
+    return error if isinstance(error, dict) else {}
+
+
+def _error_type(response: httpx.Response) -> str | None:
+    """`error.type` (Anthropic) or `error.code`/`error.type` (OpenAI-style) of an error body."""
+    error = error_object(response)
+    for key in ("type", "code"):
+        if isinstance(error.get(key), str) and error[key]:
+            return str(error[key])
     return None
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from .llm import Exchange, LLMBackend, provider_schema, token_count
+from .llm import Exchange, LLMBackend, error_object, provider_schema, token_count
 
 DEFAULT_BASE_URL = "http://localhost:11434/v1"  # Ollama; vLLM serves http://localhost:8000/v1
 KEY_VAR = "OPENAI_API_KEY"
@@ -95,11 +95,8 @@ def _quota_gone(response: httpx.Response) -> bool:
     """OpenAI's 429 `insufficient_quota`: out of credit, waiting will not help."""
     if response.status_code != 429:
         return False
-    try:
-        error = response.json().get("error") or {}
-    except (ValueError, AttributeError):
-        return False
-    return isinstance(error, dict) and "insufficient_quota" in (str(error.get("code")), str(error.get("type")))
+    error = error_object(response)
+    return "insufficient_quota" in (str(error.get("code")), str(error.get("type")))
 
 
 def make_openai(model: str, base_url: str | None = None, transport: httpx.AsyncBaseTransport | None = None,
