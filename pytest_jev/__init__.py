@@ -6,6 +6,9 @@ The public API, usable without pytest::
     pack = load_pack("packs/support-triage")   # immutable Pack; PackError on bad input
 
 Importing this package is cheap: numpy, jsonschema, yaml and httpx load when needed.
+
+PYTEST_DONT_REWRITE: the plugin asserts nothing, so pytest need not rewrite it (and must
+not warn when a test suite has imported it before a pytester run loads it as a plugin).
 """
 
 from .errors import JevError, OptionError, PackError, RecordingError, RecordingNotFound
