@@ -15,6 +15,10 @@ MISMATCH_KEY = "jev_mismatch"  # user_properties key carrying one case's mismatc
 STATE_EXCERPT = 120
 
 
+class PackWarning(pytest.PytestWarning):
+    """Something SPEC.md asks of a pack that is not required to load it (README.md, CHANGELOG.md)."""
+
+
 class JevFailure(Exception):
     """A pack item failed; `lines` is exactly what the report shows."""
 
@@ -43,6 +47,8 @@ class PackDirectory(pytest.Directory):
         yield CheckItem.from_parent(self, name="check[spec]", check="spec")
         if self.problem is not None:
             return
+        for text in self.pack.warnings:
+            self.warn(PackWarning(text))
         yield CheckItem.from_parent(self, name="check[recording]", check="recording")
         if self.recording_problem is not None:
             return

@@ -205,3 +205,10 @@ def test_pack_without_gates_file_has_no_gate_items(pytester: pytest.Pytester) ->
     result = pytester.runpytest("packs")
     result.assert_outcomes(passed=14)
     result.stdout.fnmatch_lines(["*gates: none declared in gates.yaml*"])
+
+
+def test_missing_changelog_is_a_warning_not_a_failure(pytester: pytest.Pytester, toy: Path) -> None:
+    (toy / "CHANGELOG.md").unlink()
+    result = pytester.runpytest("packs")
+    result.assert_outcomes(passed=14, warnings=1)
+    result.stdout.fnmatch_lines(["*PackWarning: *packs/toy/CHANGELOG.md: missing (SPEC.md asks every pack for one)*"])
