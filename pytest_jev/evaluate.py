@@ -14,6 +14,7 @@ import json
 import numpy as np
 
 from . import metrics
+from .bulk import gc_paused
 from .gates import GateResult, evaluate_gates
 from .grade import Graded, grade
 from .packs.model import Pack
@@ -111,7 +112,8 @@ def _threshold_coverage(pack: Pack, graded: Graded) -> dict[str, Any] | None:
 
 def evaluate(pack: Pack, recording: Recording, settings: Settings, backend: str | None = None,
              shown_path: str | None = None) -> PackResult:
-    graded = grade(pack, recording)
+    with gc_paused():
+        graded = grade(pack, recording)
     items = graded.items
     acc_ci, ece_ci = metrics.bootstrap(items.prob, items.correct, settings.bootstrap, settings.seed)
     suggestion = None

@@ -20,6 +20,7 @@ from .packs.model import Pack, Question
 from .recording import Recording
 
 OK, MISMATCH, INVALID, ERROR = "ok", "mismatch", "invalid", "error"
+_NUMBERS = (int, float)  # exact types: JSON booleans are not probabilities
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,16 +119,19 @@ def contract_problems(question: Question, answer: Any) -> list[str]:
     probs = answer.get("probabilities")
     if not isinstance(probs, dict) or not probs:
         return [f"{qid}: {question.type} answer has no probabilities"]
-    allowed = question.labels if question.type == "choice" else [str(i) for i in range(len(question.levels))]
+    allowed = question.answer_keys
     problems = []
-    strays = [k for k in probs if k not in allowed]
-    if strays:
-        problems.append(f"{qid}: undeclared label(s) {strays[:3]} (allowed: {list(allowed)})")
-    values = [v for v in probs.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if len(values) != len(probs) or any(not 0.0 <= v <= 1.0 for v in values):
+    if not allowed.issuperset(probs):
+        strays = [k for k in probs if k not in allowed]
+        shown = question.labels if question.type == "choice" else [str(i) for i in range(len(question.levels))]
+        problems.append(f"{qid}: undeclared label(s) {strays[:3]} (allowed: {list(shown)})")
+    values = list(probs.values())
+    total = math.fsum(values) if all(type(v) in _NUMBERS for v in values) else math.nan
+    # NaN fails every comparison, so a NaN value or total lands here too
+    if not (total == total and 0.0 <= min(values) and max(values) <= 1.0):
         problems.append(f"{qid}: probabilities must be numbers in [0, 1]")
-    elif abs(math.fsum(values) - 1.0) > max(0.01, 0.005 * len(values)) + 1e-9:
-        problems.append(f"{qid}: probabilities sum to {math.fsum(values):.4f}, not 1")
+    elif abs(total - 1.0) > max(0.01, 0.005 * len(values)) + 1e-9:
+        problems.append(f"{qid}: probabilities sum to {total:.4f}, not 1")
     if question.type == "choice" and "choice" in answer and answer["choice"] not in question.labels:
         problems.append(f"{qid}: choice {json.dumps(answer['choice'])} is not a declared option")
     return problems

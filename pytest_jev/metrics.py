@@ -17,7 +17,9 @@ SPEC.md "Reading the numbers"), reproduced to the last bit:
 from __future__ import annotations
 
 import math
+import queue
 import random
+import threading
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -152,20 +154,59 @@ def _mt19937_like_python(seed: int) -> np.random.MT19937:
 
 
 def randrange_stream(n: int, seed: int) -> Iterator[np.ndarray]:
-    """Blocks of `random.Random(seed).randrange(n)` results, in order, for n < 2**32."""
+    """Blocks of `random.Random(seed).randrange(n)` results (uint32), in order, for n < 2**32.
+
+    The same 32-bit Mersenne Twister words Python draws (Generator.integers over the full
+    uint32 range returns them unchanged), top k bits kept, values >= n rejected. Words are
+    generated on a second thread (numpy releases the GIL while filling), so generation and
+    the caller's work overlap on two cores.
+    """
     if not 0 < n < 2**32:
         raise ValueError("n must be in [1, 2**32)")
-    generator = _mt19937_like_python(seed)
-    shift = np.uint64(32 - n.bit_length())
+    shift = np.uint32(32 - n.bit_length())
+    limit = np.uint32(n)
     accept = n / float(1 << n.bit_length())
-    block = max(4096, min(1 << 24, int(4 * n / accept)))
-    while True:
-        words = generator.random_raw(block) >> shift
-        yield words[words < n]
+    block = max(4096, min(1 << 23, int(4 * n / accept)))
+    words = _word_blocks(seed, block)
+    try:
+        while True:
+            chunk = next(words)
+            chunk >>= shift
+            yield chunk[chunk < limit]
+    finally:
+        words.close()
+
+
+def _word_blocks(seed: int, block: int) -> Iterator[np.ndarray]:
+    """Raw 32-bit words of Python's generator for `seed`, produced ahead on a worker thread."""
+    generator = np.random.Generator(_mt19937_like_python(seed))
+    ready: queue.Queue[np.ndarray | None] = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def produce() -> None:
+        while not stop.is_set():
+            chunk = generator.integers(0, 1 << 32, size=block, dtype=np.uint32)
+            while not stop.is_set():
+                try:
+                    ready.put(chunk, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+
+    worker = threading.Thread(target=produce, name="jev-bootstrap-words", daemon=True)
+    worker.start()
+    try:
+        while True:
+            chunk = ready.get()
+            if chunk is not None:
+                yield chunk
+    finally:
+        stop.set()
+        worker.join()
 
 
 def resamples(n: int, count: int, seed: int, rows_per_block: int) -> Iterator[np.ndarray]:
-    """`count` resamples of n indices each, as (rows, n) int64 blocks, in draw order."""
+    """`count` resamples of n indices each, as (rows, n) uint32 blocks, in draw order."""
     stream = randrange_stream(n, seed)
     pending: list[np.ndarray] = []
     have = 0
@@ -178,7 +219,7 @@ def resamples(n: int, count: int, seed: int, rows_per_block: int) -> Iterator[np
             pending.append(chunk)
             have += chunk.shape[0]
         flat = np.concatenate(pending) if len(pending) > 1 else pending[0]
-        yield flat[:need].astype(np.int64).reshape(rows, n)
+        yield flat[:need].reshape(rows, n)
         rest = flat[need:]
         pending, have = ([rest], rest.shape[0]) if rest.shape[0] else ([], 0)
         done += rows
@@ -233,55 +274,71 @@ class _ExactSums:
 def bootstrap(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int = 0,
               bins: int = ECE_BINS, memory_budget: int = 3_000_000
               ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
-    """Percentile intervals (accuracy, ECE) from the same resamples, as jevassert draws them."""
+    """Percentile intervals (accuracy, ECE) from the same resamples, as jevassert draws them.
+
+    Items with equal (p, correct) are interchangeable in both statistics, so each resample
+    is reduced to how many draws fell in each such group (sorted as the ECE sorts them);
+    recordings round probabilities, so there are far fewer groups than items.
+    """
     n = prob.shape[0]
     if n == 0 or n_resamples <= 0:
         return None, None
     order = np.lexsort((correct, prob))
-    rank = np.empty(n, dtype=np.int64)
-    rank[order] = np.arange(n)
-    c_sorted = correct[order].astype(np.int64)
-    sums = _ExactSums(prob[order])
+    p_sorted, c_sorted = prob[order], correct[order]
+    starts = np.ones(n, dtype=bool)
+    starts[1:] = (p_sorted[1:] != p_sorted[:-1]) | (c_sorted[1:] != c_sorted[:-1])
+    groups = int(np.count_nonzero(starts))
+    group = np.empty(n, dtype=np.int16 if groups < 2**15 else np.int32 if groups < 2**31 else np.int64)
+    group[order] = np.cumsum(starts) - 1
+    sums = _ExactSums(p_sorted[starts])
+    g_correct = c_sorted[starts].astype(np.int64)
     k = min(bins, n)
     bounds = np.asarray([i * n // k for i in range(k + 1)], dtype=np.int64)
     sizes = np.diff(bounds)
-    correct_i = correct.astype(np.int64)
     acc_stats = np.empty(n_resamples, dtype=np.float64)
     ece_stats = np.empty(n_resamples, dtype=np.float64)
-    rows_per_block = max(1, min(n_resamples, memory_budget // n))
+    rows_per_block = max(1, min(n_resamples, memory_budget // max(n, groups)))
     start = 0
     for idx in resamples(n, n_resamples, seed, rows_per_block):
         rows = idx.shape[0]
-        acc_stats[start:start + rows] = correct_i[idx].sum(axis=1) / n
-        ece_stats[start:start + rows] = _ece_rows(rank[idx], n, rows, sums, c_sorted, bounds, sizes)
+        counts = np.stack([np.bincount(row, minlength=groups) for row in group[idx]])
+        acc_stats[start:start + rows] = (counts @ g_correct) / n
+        ece_stats[start:start + rows] = _ece_rows(counts, n, sums, g_correct, bounds, sizes)
         start += rows
     return _interval(acc_stats), _interval(ece_stats)
 
 
-def _ece_rows(ranks: np.ndarray, n: int, rows: int, sums: _ExactSums, c_sorted: np.ndarray,
+def _ece_rows(counts: np.ndarray, n: int, sums: _ExactSums, g_correct: np.ndarray,
               bounds: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """ECE of each resample in a block, from its draw counts per (p, correct) group.
+
+    A resample sorted by (p, correct) is the groups in order, each repeated by its count;
+    bin i covers sorted positions [bounds[i], bounds[i+1]). g is the group holding each
+    boundary and `partial` how many of its copies fall before it, so a prefix sum up to a
+    boundary is exact in integers: the full groups before g plus `partial` copies of g.
+    """
+    rows, groups = counts.shape
     offsets = np.arange(rows, dtype=np.int64)[:, None]
-    counts = np.bincount((ranks + offsets * n).ravel(), minlength=rows * n).reshape(rows, n)
     cum = np.cumsum(counts, axis=1)
-    # first rank whose cumulative count reaches each boundary, searched row by row at once
+    # first group whose cumulative count reaches each boundary, searched row by row at once
     lifted = (cum + offsets * (n + 1)).ravel()
     targets = (bounds[None, :] + offsets * (n + 1))
     g = np.searchsorted(lifted, targets.ravel(), side="left").reshape(rows, -1)
-    g = np.minimum(g, offsets * n + (n - 1))  # boundary 0 of an empty prefix stays in its row
-    row_start = offsets * n
+    g = np.minimum(g, offsets * groups + (groups - 1))
+    row_start = offsets * groups
     has_prev = g > row_start
     flat_cum = cum.ravel()
     prev_cum = np.where(has_prev, flat_cum[np.maximum(g - 1, 0)], 0)
-    partial = bounds[None, :] - prev_cum  # copies of rank g taken before the boundary
-    rank_at = g - row_start
+    partial = bounds[None, :] - prev_cum  # copies of group g taken before the boundary
+    group_at = g - row_start
 
     def prefix(weights: np.ndarray) -> np.ndarray:
         run = np.cumsum(counts * weights[None, :], axis=1).ravel()
         before = np.where(has_prev, run[np.maximum(g - 1, 0)], 0)
-        return before + partial * weights[rank_at]
+        return before + partial * weights[group_at]
 
     limb_bins = [np.diff(prefix(limb), axis=1) for limb in sums.limbs]
-    correct_bins = np.diff(prefix(c_sorted), axis=1)
+    correct_bins = np.diff(prefix(g_correct), axis=1)
     sum_p = sums.to_float(limb_bins)
     total = np.zeros(rows, dtype=np.float64)
     for i, size in enumerate(sizes.tolist()):

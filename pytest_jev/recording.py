@@ -15,6 +15,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Hashable, Mapping
 
+from .bulk import gc_paused
 from .errors import RecordingError, RecordingNotFound
 from .packs import schema
 
@@ -56,9 +57,23 @@ def load_recording(path: str | Path) -> Recording:
         raise RecordingNotFound("recording not found", file=path) from None
     except OSError as exc:
         raise RecordingError(f"cannot read the recording ({exc.strerror})", file=path) from None
-    memo = schema.MemoValidator(schema.schema("recording"), _skeleton)
     torn = bool(data) and not data.endswith(b"\n")
-    raw_lines = data.split(b"\n")
+    whole = data.rfind(b"\n") + 1  # a torn tail may end inside a multi-byte character
+    try:
+        raw_lines = data[:whole].decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        raise RecordingError(f"not UTF-8 text (byte {exc.start})", file=path, fix="re-record the file") from None
+    if torn:
+        raw_lines[-1] = data[whole:].decode("utf-8", errors="replace")
+    with gc_paused():
+        lines, numbers = _parse_lines(path, raw_lines, torn)
+    return Recording(path, MappingProxyType(lines), MappingProxyType(numbers),
+                     hashlib.sha256(data).hexdigest())
+
+
+def _parse_lines(path: Path, raw_lines: list[str], torn: bool
+                 ) -> tuple[dict[str, Mapping[str, Any]], dict[str, int]]:
+    memo = schema.MemoValidator(schema.schema("recording"), _skeleton)
     lines: dict[str, Mapping[str, Any]] = {}
     numbers: dict[str, int] = {}
     loads = json.loads
@@ -89,8 +104,7 @@ def load_recording(path: str | Path) -> Recording:
                                  file=path, line=number, fix="keep one line per case")
         lines[case_id] = doc
         numbers[case_id] = number
-    return Recording(path, MappingProxyType(lines), MappingProxyType(numbers),
-                     hashlib.sha256(data).hexdigest())
+    return lines, numbers
 
 
 def candidate_paths(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,

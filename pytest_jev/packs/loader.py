@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any, Hashable
 
+from ..bulk import gc_paused
 from ..errors import PackError
 from . import schema
 from .model import ABSTAIN, Case, Gates, Pack, Question, frozen_map
@@ -54,7 +55,8 @@ def load_pack(path: str | Path) -> Pack:
     questions = _questions(raw["questions"], pack_file, lines)
     thresholds = _thresholds(raw.get("thresholds") or {}, questions, pack_file, lines)
     gates = load_gates(folder / "gates.yaml", questions)
-    cases = load_cases(folder / "cases.jsonl", tuple(raw["state"]["fields"]), questions)
+    with gc_paused():
+        cases = load_cases(folder / "cases.jsonl", tuple(raw["state"]["fields"]), questions)
     _check_evidence(folder, raw.get("tested"), pack_file, lines)
     warnings = tuple(f"{folder / name}: missing (SPEC.md asks every pack for one)"
                      for name in ("README.md", "CHANGELOG.md") if not (folder / name).is_file())

@@ -24,6 +24,12 @@ class Question:
     options: Mapping[str, str] = field(default_factory=frozen_map)  # choice: label -> meaning
     levels: tuple[str, ...] = ()  # score: low -> high
     level_descriptions: Mapping[str, str] = field(default_factory=frozen_map)
+    # keys an answer's `probabilities` may carry: option labels, or level indices "0".."n-1"
+    answer_keys: frozenset[str] = field(init=False, repr=False, compare=False, default=frozenset())
+
+    def __post_init__(self) -> None:
+        keys = self.options if self.type == "choice" else [str(i) for i in range(len(self.levels))]
+        object.__setattr__(self, "answer_keys", frozenset(keys))
 
     @property
     def labels(self) -> tuple[str, ...]:
