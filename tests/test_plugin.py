@@ -212,3 +212,16 @@ def test_missing_changelog_is_a_warning_not_a_failure(pytester: pytest.Pytester,
     result = pytester.runpytest("packs")
     result.assert_outcomes(passed=14, warnings=1)
     result.stdout.fnmatch_lines(["*PackWarning: *packs/toy/CHANGELOG.md: missing (SPEC.md asks every pack for one)*"])
+
+
+def test_a_run_without_packs_does_not_import_heavy_modules(pytester: pytest.Pytester,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(test_plain="""
+import sys
+def test_light():
+    heavy = [m for m in ("numpy", "jsonschema", "yaml", "httpx", "jinja2", "scipy") if m in sys.modules]
+    assert heavy == []
+""")
+    result = pytester.runpytest_subprocess("-p", "pytest_jev.plugin", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
