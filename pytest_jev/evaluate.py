@@ -6,10 +6,10 @@ deterministic and lets every xdist worker and the controller agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,16 +34,38 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class Prepared:
+    """Everything a run needs from a recording, read in one pass (see `prepare`).
+
+    It holds no decoded recording line, so a caller may drop the Recording once it has
+    this: at 100,000 cases the decoded lines weigh several hundred MB.
+    """
+
+    pack: Pack
+    settings: Settings
+    backend: str | None
+    recording_path: Path
+    shown_path: str  # the recording as the user reads it (relative to the rootdir)
+    recording_sha256: str
+    models: tuple[str, ...]
+    mode: str  # "mock" or "live"
+    graded: Graded
+    cost: dict[str, Any]
+    problems: tuple[str, ...]  # integrity problems: why the recording does not belong to the pack
+
+
+@dataclass(frozen=True)
 class PackResult:
     pack: Pack
-    recording: Recording
+    recording_path: Path
     backend: str | None
     graded: Graded
     payload: dict[str, Any]  # the --jev-json object: jevassert's keys plus ours
     gates: tuple[GateResult, ...] = field(default=())
+    problems: tuple[str, ...] = ()
 
     def integrity_problems(self) -> list[str]:
-        return integrity_problems(self.pack, self.recording, self.graded)
+        return list(self.problems)
 
     @property
     def failed_gates(self) -> list[GateResult]:
@@ -110,10 +132,22 @@ def _threshold_coverage(pack: Pack, graded: Graded) -> dict[str, Any] | None:
             "precision": int(np.count_nonzero(items.correct & accepted)) / k if k else None}
 
 
-def evaluate(pack: Pack, recording: Recording, settings: Settings, backend: str | None = None,
-             shown_path: str | None = None) -> PackResult:
+def prepare(pack: Pack, recording: Recording, settings: Settings, backend: str | None = None,
+            shown_path: str | None = None) -> Prepared:
+    """Grade every case and read usage, latency and provenance: all that needs the decoded lines."""
     with gc_paused():
         graded = grade(pack, recording)
+    return Prepared(
+        pack=pack, settings=settings, backend=backend, recording_path=recording.path,
+        shown_path=shown_path or str(recording.path), recording_sha256=recording.sha256,
+        models=tuple(recording.models()), mode=min(recording.modes(), default="live"), graded=graded,
+        cost=usage_and_latency(pack, recording, settings),
+        problems=tuple(integrity_problems(pack, recording, graded)))
+
+
+def finish(prep: Prepared) -> PackResult:
+    """Metrics, bootstrap intervals and gates of a prepared run (numpy only, no recording needed)."""
+    pack, settings, graded, cost = prep.pack, prep.settings, prep.graded, prep.cost
     items = graded.items
     acc_ci, ece_ci = metrics.bootstrap(items.prob, items.correct, settings.bootstrap, settings.seed)
     suggestion = None
@@ -121,7 +155,6 @@ def evaluate(pack: Pack, recording: Recording, settings: Settings, backend: str 
         s = metrics.suggest_threshold(items.prob, items.correct, settings.target_precision)
         suggestion = s and {"threshold": s.threshold, "coverage": s.coverage, "precision": s.precision,
                             "n_accepted": s.n_accepted}
-    cost = usage_and_latency(pack, recording, settings)
     payload: dict[str, Any] = {
         "pack": pack.id, "version": pack.version, "record_model": pack.record_model, "tested": pack.tested,
         "n_cases": len(pack.cases), "n_items": items.n, "case_errors": items.case_errors,
@@ -139,19 +172,24 @@ def evaluate(pack: Pack, recording: Recording, settings: Settings, backend: str 
     gates = [] if settings.no_gates else evaluate_gates(dict(pack.gates.values), payload, dict(pack.gates.lines))
     payload["gates"] = [{"gate": g.gate, "ok": g.ok, "detail": g.detail} for g in gates]
     payload["gates_skipped"] = settings.no_gates
-    payload["recorded_models"] = recording.models()
+    payload["recorded_models"] = list(prep.models)
     payload["pricing"] = {"input_usd_per_mtok": settings.price_input, "output_usd_per_mtok": settings.price_output}
     payload.update({
-        "backend": backend, "recording": shown_path or str(recording.path), "recording_sha256": recording.sha256,
+        "backend": prep.backend, "recording": prep.shown_path, "recording_sha256": prep.recording_sha256,
         "target_precision": settings.target_precision, "bootstrap_resamples": settings.bootstrap,
         "seed": settings.seed, "input_tokens": cost["input_tokens"], "output_tokens": cost["output_tokens"],
         "mismatched_cases": sum(1 for o in graded.outcomes if o.status == "mismatch"),
         "invalid_cases": sum(1 for o in graded.outcomes if o.status == "invalid"),
         "unknown_case_ids": list(graded.unknown_case_ids),
-        "mode": min(recording.modes(), default="live"),
+        "mode": prep.mode,
         "mismatches": mismatches(pack, graded),
     })
-    return PackResult(pack, recording, backend, graded, payload, tuple(gates))
+    return PackResult(pack, prep.recording_path, prep.backend, graded, payload, tuple(gates), prep.problems)
+
+
+def evaluate(pack: Pack, recording: Recording, settings: Settings, backend: str | None = None,
+             shown_path: str | None = None) -> PackResult:
+    return finish(prepare(pack, recording, settings, backend, shown_path))
 
 
 def integrity_problems(pack: Pack, recording: Recording, graded: Graded, limit: int = 5) -> list[str]:

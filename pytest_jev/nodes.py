@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -32,18 +33,15 @@ class PackDirectory(pytest.Directory):
 
     options: Options
     pack: Any = None
-    recording: Any = None
+    prepared: Any = None  # evaluate.Prepared: the recording graded against the pack
+    recording_path: Path | None = None
     problem: JevError | None = None
     recording_problem: JevError | None = None
-    _result: Any = None
-    _sent: bool = False
+    _run: PackRun | None = None
 
     def collect(self) -> Iterable[pytest.Item]:
-        from .session import load_inputs
-
         self.options = self.config.stash[OPTIONS_KEY]
-        (self.pack, self.recording, self.pricing, self.problem,
-         self.recording_problem) = load_inputs(self.path, self.options)
+        self._load()
         yield CheckItem.from_parent(self, name="check[spec]", check="spec")
         if self.problem is not None:
             return
@@ -55,29 +53,77 @@ class PackDirectory(pytest.Directory):
         if self._bulk():
             yield BulkItem.from_parent(self, name="cases[bulk]")
         else:
+            self.cases_file = self.pack.cases_file  # one Path object shared by every case item
             make = CaseItem.from_parent
             for index, case in enumerate(self.pack.cases):
                 yield make(self, name=f"case[{case.id}]", index=index)
         for gate in self.pack.gates.names():
             yield GateItem.from_parent(self, name=f"gate[{gate}]", gate=gate)
 
+    def _load(self) -> None:
+        """Read the pack, then grade its recording at once and let the decoded lines go.
+
+        Grading here, before any item exists, keeps peak memory down: the decoded lines of a
+        100,000-case recording weigh more than the items pytest builds afterwards.
+        """
+        from .session import load_inputs, prepare_pack
+
+        pack, recording, pricing, self.problem, self.recording_problem = load_inputs(self.path, self.options)
+        self.pack = pack
+        if recording is not None:
+            self.recording_path = recording.path
+            self.prepared = prepare_pack(pack, recording, self.options, pricing)
+
     def _bulk(self) -> bool:
         mode = self.options.case_items
         return mode == "none" or (mode == "auto" and len(self.pack.cases) > self.options.case_items_max)
 
+    def attach_run(self) -> None:
+        """Start this pack's metrics once per process and hand the run to the process-wide store.
+
+        The bootstrap runs on a background thread while the case items run; only gate items
+        and the summary wait for it. xdist workers ship the store to the controller.
+        """
+        if self._run is None:
+            self._run = PackRun(self.prepared)
+            self.config.stash[RUNS_KEY].add_run(self._run)
+
     def result(self) -> Any:
-        """The PackResult, computed once per process on first use."""
-        if self._result is None:
-            from .session import evaluate_pack
+        """The PackResult (waits for the background metrics)."""
+        self.attach_run()
+        assert self._run is not None
+        return self._run.result()
 
-            self._result = evaluate_pack(self.pack, self.recording, self.options, self.pricing)
+
+class PackRun:
+    """`evaluate.finish` of one prepared pack, computed on a background thread.
+
+    The metrics are numpy work that mostly releases the GIL, so on a second core they
+    overlap the case items instead of delaying the first one.
+    """
+
+    def __init__(self, prepared: Any) -> None:
+        self.key = (prepared.pack.id, prepared.shown_path)
+        self._prepared = prepared
+        self._result: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, name=f"jev-metrics-{prepared.pack.id}", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        from .evaluate import finish
+
+        try:
+            self._result = finish(self._prepared)
+        except BaseException as exc:  # re-raised in the thread that asks for the result
+            self._error = exc
+        self._prepared = None
+
+    def result(self) -> Any:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
         return self._result
-
-    def attach_run(self, item: pytest.Item) -> None:
-        """Hand this pack's run to the process-wide store once (xdist ships it to the controller)."""
-        if not self._sent:
-            self._sent = True
-            self.config.stash[RUNS_KEY].add(self.result().payload)
 
 
 class JevItem(pytest.Item):
@@ -103,16 +149,14 @@ class CheckItem(JevItem):
             return
         if d.recording_problem is not None:
             raise JevFailure([d.recording_problem.one_line()])
-        d.attach_run(self)
-        problems = d.result().integrity_problems()
-        if problems:
-            raise JevFailure(problems)
+        d.attach_run()
+        if d.prepared.problems:
+            raise JevFailure(list(d.prepared.problems))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         if self.check == "spec":
             return self.path / "pack.yaml", 0, f"{self.name}"
-        target = self.parent.recording.path if self.parent.recording is not None else self.path
-        return target, None, self.name
+        return self.parent.recording_path or self.path, None, self.name
 
 
 class CaseItem(JevItem):
@@ -122,8 +166,8 @@ class CaseItem(JevItem):
 
     def runtest(self) -> None:
         d = self.parent
-        d.attach_run(self)
-        outcome = d.result().graded.outcomes[self.index]
+        d.attach_run()
+        outcome = d.prepared.graded.outcomes[self.index]
         if outcome.status == "ok":
             return
         case = d.pack.cases[self.index]
@@ -136,8 +180,9 @@ class CaseItem(JevItem):
         raise JevFailure([f"case {case.id} ({where}): {p}" for p in outcome.problems])
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        case = self.parent.pack.cases[self.index]
-        return self.parent.pack.cases_file, case.line - 1, f"case {case.id}"
+        d = self.parent
+        case = d.pack.cases[self.index]
+        return d.cases_file, case.line - 1, f"case {case.id}"
 
 
 class BulkItem(JevItem):
@@ -145,11 +190,10 @@ class BulkItem(JevItem):
 
     def runtest(self) -> None:
         d = self.parent
-        d.attach_run(self)
-        result = d.result()
+        d.attach_run()
         cases = d.pack.cases
         bad, mismatched = [], 0
-        for case, outcome in zip(cases, result.graded.outcomes):
+        for case, outcome in zip(cases, d.prepared.graded.outcomes):
             if outcome.status in ("error", "invalid"):
                 bad.append(f"case {case.id} ({d.pack.cases_file}:{case.line}): {'; '.join(outcome.problems)}")
             elif outcome.status == "mismatch":
@@ -174,7 +218,7 @@ class GateItem(JevItem):
 
     def runtest(self) -> None:
         d = self.parent
-        d.attach_run(self)
+        d.attach_run()
         if d.options.no_gates:
             pytest.skip("--jev-no-gates: gates are not evaluated")
         result = d.result()
@@ -197,7 +241,7 @@ def gate_failure_lines(gate: Any, result: Any) -> list[str]:
     return [
         f"gate {gate.gate} failed: {gate.detail}",
         f"  metric {gate.metric} = {value}{interval}, threshold {threshold} ({where})",
-        f"  recording {result.recording.path}" + (f" (backend {result.backend})" if result.backend else ""),
+        f"  recording {result.recording_path}" + (f" (backend {result.backend})" if result.backend else ""),
     ]
 
 
@@ -221,13 +265,30 @@ RUNS_KEY = pytest.StashKey["RunStore"]()
 
 
 class RunStore:
-    """Payloads of the runs graded in this process, keyed by (pack, recording)."""
+    """The runs of this process (or, on the xdist controller, of every worker), keyed by
+    (pack, recording): payloads received, and PackRuns still computing."""
 
     def __init__(self) -> None:
-        self.runs: dict[tuple[str, str], dict[str, Any]] = {}
+        self.runs: dict[tuple[str, str], dict[str, Any] | PackRun] = {}
+        self.failures: list[str] = []
 
     def add(self, payload: dict[str, Any]) -> None:
         self.runs.setdefault((payload["pack"], payload["recording"]), payload)
 
+    def add_run(self, run: PackRun) -> None:
+        self.runs.setdefault(run.key, run)
+
     def sorted(self) -> list[dict[str, Any]]:
-        return [self.runs[k] for k in sorted(self.runs)]
+        """Every payload, waiting for runs still computing; a run that crashed is noted, not raised."""
+        out = []
+        for key in sorted(self.runs):
+            entry = self.runs[key]
+            if isinstance(entry, PackRun):
+                try:
+                    entry = self.runs[key] = entry.result().payload
+                except Exception as exc:
+                    del self.runs[key]
+                    self.failures.append(f"{key[0]} ({key[1]}): metrics failed: {type(exc).__name__}: {exc}")
+                    continue
+            out.append(entry)
+        return out

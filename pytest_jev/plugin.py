@@ -129,7 +129,10 @@ class JevReporter:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from .report.terminal import write_summary
 
-        runs = self.config.stash[RUNS_KEY].sorted()
+        store = self.config.stash[RUNS_KEY]
+        runs = store.sorted()
         write_summary(terminalreporter, runs, self.mismatches, self.bulk_nodes, self.options)
+        for failure in store.failures:
+            terminalreporter.write_line(f"jev: {failure}", red=True)
         if self.json_written is not None:
             terminalreporter.write_line(f"jev: metrics of {len(runs)} run(s) written to {self.json_written}")

@@ -50,8 +50,9 @@ def backend_pricing(options: Options, recording_path: Path) -> tuple[float, floa
     return price_in, price_out
 
 
-def evaluate_pack(pack: Any, recording: Any, options: Options, pricing: tuple[float, float]) -> Any:
-    from .evaluate import Settings, evaluate
+def prepare_pack(pack: Any, recording: Any, options: Options, pricing: tuple[float, float]) -> Any:
+    """Grade a pack's recording under the run's options; the result no longer needs the recording."""
+    from .evaluate import Settings, prepare
 
     settings = Settings(bootstrap=options.bootstrap, seed=options.seed, price_input=pricing[0],
                         price_output=pricing[1], target_precision=options.target_precision,
@@ -60,7 +61,7 @@ def evaluate_pack(pack: Any, recording: Any, options: Options, pricing: tuple[fl
     models = recording.models()
     if backend is None and options.recording is None and len(models) == 1:
         backend = models[0]
-    return evaluate(pack, recording, settings, backend=backend, shown_path=shown(recording.path, options.rootdir))
+    return prepare(pack, recording, settings, backend=backend, shown_path=shown(recording.path, options.rootdir))
 
 
 def shown(path: Path, rootdir: Path) -> str:
