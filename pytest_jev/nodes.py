@@ -34,7 +34,7 @@ class PackDirectory(pytest.Directory):
     options: Options
     pack: Any = None
     prepared: Any = None  # evaluate.Prepared: the recording graded against the pack
-    recording_path: Path | None = None
+    cases_file: Path | None = None  # one Path object shared by every case item
     problem: JevError | None = None
     recording_problem: JevError | None = None
     _run: PackRun | None = None
@@ -53,7 +53,6 @@ class PackDirectory(pytest.Directory):
         if self._bulk():
             yield BulkItem.from_parent(self, name="cases[bulk]")
         else:
-            self.cases_file = self.pack.cases_file  # one Path object shared by every case item
             make = CaseItem.from_parent
             for index, case in enumerate(self.pack.cases):
                 yield make(self, name=f"case[{case.id}]", index=index)
@@ -70,8 +69,9 @@ class PackDirectory(pytest.Directory):
 
         pack, recording, pricing, self.problem, self.recording_problem = load_inputs(self.path, self.options)
         self.pack = pack
+        if pack is not None:
+            self.cases_file = pack.cases_file
         if recording is not None:
-            self.recording_path = recording.path
             self.prepared = prepare_pack(pack, recording, self.options, pricing)
 
     def _bulk(self) -> bool:
@@ -156,7 +156,8 @@ class CheckItem(JevItem):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         if self.check == "spec":
             return self.path / "pack.yaml", 0, f"{self.name}"
-        return self.parent.recording_path or self.path, None, self.name
+        prepared = self.parent.prepared
+        return prepared.recording_path if prepared is not None else self.path, None, self.name
 
 
 class CaseItem(JevItem):
@@ -176,7 +177,7 @@ class CaseItem(JevItem):
             if d.options.strict:
                 raise JevFailure(mismatch_lines(case, outcome) + ["(--jev-strict: mismatches fail)"])
             return
-        where = f"{d.pack.cases_file}:{case.line}"
+        where = f"{d.cases_file}:{case.line}"
         raise JevFailure([f"case {case.id} ({where}): {p}" for p in outcome.problems])
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
@@ -195,7 +196,7 @@ class BulkItem(JevItem):
         bad, mismatched = [], 0
         for case, outcome in zip(cases, d.prepared.graded.outcomes):
             if outcome.status in ("error", "invalid"):
-                bad.append(f"case {case.id} ({d.pack.cases_file}:{case.line}): {'; '.join(outcome.problems)}")
+                bad.append(f"case {case.id} ({d.cases_file}:{case.line}): {'; '.join(outcome.problems)}")
             elif outcome.status == "mismatch":
                 mismatched += 1
         if mismatched:
@@ -208,7 +209,7 @@ class BulkItem(JevItem):
                               "(--jev-strict: mismatches fail); the summary lists them"])
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.parent.pack.cases_file, 0, self.name
+        return self.parent.cases_file, 0, self.name
 
 
 class GateItem(JevItem):

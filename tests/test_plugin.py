@@ -225,3 +225,17 @@ def test_light():
 """)
     result = pytester.runpytest_subprocess("-p", "pytest_jev.plugin", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_metrics_that_crash_are_noted_not_raised_at_session_end():
+    from types import SimpleNamespace
+
+    from pytest_jev.nodes import PackRun, RunStore
+
+    store = RunStore()
+    store.add({"pack": "good", "recording": "r.jsonl", "accuracy": 1.0})
+    # a prepared run without settings: evaluate.finish raises on the background thread
+    store.add_run(PackRun(SimpleNamespace(pack=SimpleNamespace(id="broken"), shown_path="b.jsonl")))
+    assert [p["pack"] for p in store.sorted()] == ["good"]
+    assert len(store.failures) == 1
+    assert store.failures[0].startswith("broken (b.jsonl): metrics failed: AttributeError")
