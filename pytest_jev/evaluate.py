@@ -206,19 +206,23 @@ def integrity_problems(pack: Pack, recording: Recording, graded: Graded, limit: 
     if len(graded.unknown_case_ids) > limit:
         problems.append(f"... and {len(graded.unknown_case_ids) - limit} more unknown case ids")
     wrong: list[str] = []
+    declared = {qid: q.type for qid, q in pack.questions.items()}
+    lines = recording.lines
     for case in pack.cases:
-        rec = recording.lines.get(case.id)
+        rec = lines.get(case.id)
         answers = rec.get("answers") if rec else None
         if not isinstance(answers, dict):
             continue
         for qid, answer in answers.items():
-            q = pack.questions.get(qid)
+            kind = declared.get(qid)
+            if kind is not None and (not isinstance(answer, dict) or answer.get("type") == kind):
+                continue
             line = f"{path}:{recording.line_numbers[case.id]}"
-            if q is None:
+            if kind is None:
                 wrong.append(f"{line}: case {case.id} answers '{qid}', which pack {pack.id} does not declare")
-            elif isinstance(answer, dict) and answer.get("type") != q.type:
+            else:
                 wrong.append(f"{line}: case {case.id} answer '{qid}' has type {json.dumps(answer.get('type'))}, "
-                              f"the pack declares {q.type}; re-record the case")
+                             f"the pack declares {kind}; re-record the case")
     problems.extend(wrong[:limit])
     if len(wrong) > limit:
         problems.append(f"... and {len(wrong) - limit} more answers of the wrong type")

@@ -103,6 +103,20 @@ def decide(question: Question, answer: dict[str, Any]) -> tuple[Any, float] | No
         return None
 
 
+def _decide_valid(question: Question, answer: dict[str, Any]) -> tuple[Any, float]:
+    """decide() for an answer that honours its contract (numbers in [0, 1], declared keys):
+    the same decision and probability without re-checking every value."""
+    if question.type == "noul":
+        p = float(answer["noul"])
+        return p >= 0.5, max(p, 1.0 - p)
+    probs = answer["probabilities"]
+    best = max(probs, key=probs.get)
+    if question.type == "choice":
+        decision = answer.get("choice") or best
+        return decision, float(probs[decision] if decision in probs else probs[best])
+    return question.levels[int(best)], float(probs[best])
+
+
 def contract_problems(question: Question, answer: Any) -> list[str]:
     """Why an answer breaks its question's contract (empty when it honours it)."""
     qid = question.id
@@ -172,12 +186,21 @@ def grade(pack: Pack, recording: Recording) -> Graded:
         for qid, gold in case.expect.items():
             q = question[qid]
             answer = answers.get(qid)
-            problems.extend(contract_problems(q, answer))
-            decided = decide(q, answer) if isinstance(answer, dict) else None
-            if decided is None:
-                missing += 1
-                continue
-            decision, prob = decided
+            p = answer.get("noul") if type(answer) is dict and answer.get("type") == "noul" else None
+            if type(p) is float and q.type == "noul" and 0.0 <= p <= 1.0:
+                # the common valid noul, inline: no contract problem, and decide()'s rule
+                decision, prob = p >= 0.5, max(p, 1.0 - p)
+            else:
+                wrong = contract_problems(q, answer)
+                if wrong:
+                    problems.extend(wrong)
+                    decided = decide(q, answer) if isinstance(answer, dict) else None
+                else:
+                    decided = _decide_valid(q, answer)
+                if decided is None:
+                    missing += 1
+                    continue
+                decision, prob = decided
             correct = decision == gold
             qi = qindex[qid]
             items_by_q[qi] += 1

@@ -10,7 +10,8 @@ import pytest
 
 from . import options as opts
 from .errors import JevError
-from .nodes import MISMATCH_KEY, OPTIONS_KEY, RUNS_KEY, PackDirectory, RunStore
+from .nodes import (MISMATCH_KEY, OPTIONS_KEY, RUNS_KEY, CaseItem, PackDirectory, RunStore, freeze_if_large,
+                    unfreeze_gc)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,6 +48,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Large sessions: freeze what collection built (see nodes.freeze_if_large)."""
+    freeze_if_large(session.config, sum(1 for item in session.items if type(item) is CaseItem), collect=True)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """After pytest's own last collection (trylast), hand the frozen objects back to the GC."""
+    unfreeze_gc(config)
 
 
 @pytest.hookimpl(trylast=True)

@@ -239,3 +239,30 @@ def test_metrics_that_crash_are_noted_not_raised_at_session_end():
     assert [p["pack"] for p in store.sorted()] == ["good"]
     assert len(store.failures) == 1
     assert store.failures[0].startswith("broken (b.jsonl): metrics failed: AttributeError")
+
+
+FREEZE_PROBE = """
+import gc, json, pathlib
+def pytest_runtest_call(item):
+    path = pathlib.Path("freeze.json")
+    seen = json.loads(path.read_text()) if path.exists() else []
+    path.write_text(json.dumps(seen + [gc.get_freeze_count()]))
+"""
+
+
+@pytest.mark.parametrize("threshold, frozen", [(12, True), (13, False)])
+def test_large_runs_freeze_collected_objects_until_the_end(pytester: pytest.Pytester, toy: Path,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           threshold: int, frozen: bool) -> None:
+    import gc
+
+    from pytest_jev import nodes
+
+    assert gc.get_freeze_count() == 0
+    monkeypatch.setattr(nodes, "FREEZE_MIN_CASE_ITEMS", threshold)  # the toy pack has 12 cases
+    pytester.makeconftest(FREEZE_PROBE)
+    pytester.inline_run("packs").assertoutcome(passed=16)
+    counts = json.loads((pytester.path / "freeze.json").read_text())
+    assert len(counts) == 16
+    assert all(c > 0 for c in counts) if frozen else all(c == 0 for c in counts)
+    assert gc.get_freeze_count() == 0  # handed back when the session ends

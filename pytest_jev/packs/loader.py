@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Hashable
 
 from ..bulk import gc_paused
@@ -274,7 +275,8 @@ def load_cases(file: Path, fields: tuple[str, ...], questions: dict[str, Questio
             raise PackError(f"duplicate case id '{case_id}' (first on line {seen[case_id]})", file=file,
                             line=number, fix="give every case a unique id")
         seen[case_id] = number
-        cases.append(Case(case_id, frozen_map(doc["state"]), frozen_map(doc["expect"]), number))
+        # doc is ours alone: wrap its dicts read-only instead of copying them
+        cases.append(Case(case_id, MappingProxyType(doc["state"]), MappingProxyType(doc["expect"]), number))
     if not cases:
         raise PackError("no cases", file=file, fix="add at least one golden case")
     return tuple(cases)
