@@ -292,6 +292,7 @@ def mismatch_lines(case: Any, outcome: Any) -> list[str]:
 
 OPTIONS_KEY = pytest.StashKey[Options]()
 RUNS_KEY = pytest.StashKey["RunStore"]()
+STABILITY_KEY = pytest.StashKey[list]()  # stability.Stability of each pack recorded with --jev-repeat
 
 
 class RunStore:

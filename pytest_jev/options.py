@@ -69,6 +69,8 @@ FLAGS = (
          ini=False),
     Flag("jev-shuffle-options", "record with choice options permuted by this seed (levels keep order)", None,
          "int", metavar="SEED", ini=False),
+    Flag("jev-repeat", "record N rounds (round k in <pack>.predictions-r<k>.jsonl) and report how many "
+         "decisions flip between rounds", 1, "int", metavar="N", ini=False),
     Flag("jev-mismatches", "how many mismatches the summary lists per pack (-v lists all)", 20, "int",
          metavar="N"),
 )
@@ -100,6 +102,7 @@ class Options:
     rpm: float | None = None
     dry_run: bool = False
     shuffle_seed: int | None = None
+    repeat: int = 1
 
 
 def addoption(parser: pytest.Parser) -> None:
@@ -159,6 +162,10 @@ def parse(config: pytest.Config) -> Options:
                           fix=f"pass --jev-record or --jev-record={'|'.join(RECORD_MODES)}")
     if record_mode == "none":
         record_mode = None
+    repeat = num("jev-repeat", int, lambda n: n >= 1, "a whole number >= 1")
+    if repeat > 1 and record_mode is None and not get("jev-dry-run"):
+        raise OptionError(f"--jev-repeat={repeat} repeats a recording, but nothing is recorded",
+                          fix="add --jev-record (once resumes unfinished rounds, all redoes them)")
     return Options(
         replay=bool(get("jev-replay")),
         recording=get("jev-recording"),
@@ -184,4 +191,5 @@ def parse(config: pytest.Config) -> Options:
         rpm=num("jev-rpm", float, lambda x: x > 0, "a rate > 0"),
         dry_run=bool(get("jev-dry-run")),
         shuffle_seed=num("jev-shuffle-options", int, lambda n: n >= 0, "a seed >= 0"),
+        repeat=repeat,
     )

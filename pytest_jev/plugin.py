@@ -10,8 +10,8 @@ import pytest
 
 from . import options as opts
 from .errors import JevError
-from .nodes import (MISMATCH_KEY, OPTIONS_KEY, RUNS_KEY, CaseItem, PackDirectory, RunStore, freeze_if_large,
-                    unfreeze_gc)
+from .nodes import (MISMATCH_KEY, OPTIONS_KEY, RUNS_KEY, STABILITY_KEY, CaseItem, PackDirectory, RunStore,
+                    freeze_if_large, unfreeze_gc)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -134,10 +134,11 @@ class JevReporter:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         path = self.options.json_path
         runs = self.config.stash[RUNS_KEY].sorted()
-        if path is not None and runs:
+        stability = [s.as_dict() for s in self.config.stash.get(STABILITY_KEY, [])]
+        if path is not None and (runs or stability):
             from .report.json import write_runs
 
-            self.json_written = write_runs(path, runs)
+            self.json_written = write_runs(path, runs, stability)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         from .report.terminal import write_summary

@@ -1,4 +1,5 @@
-"""--jev-json: {"runs": [...]} with jevassert check --json keys plus backend and recording."""
+"""--jev-json: {"runs": [...]} with jevassert check --json keys plus backend and recording;
+{"stability": [...]} too after --jev-repeat."""
 
 from __future__ import annotations
 
@@ -8,10 +9,16 @@ from pathlib import Path
 from typing import Any
 
 
-def write_runs(path: Path, runs: list[dict[str, Any]]) -> Path:
-    """Write atomically (temp file + rename) so a reader never sees half a report."""
+def write_runs(path: Path, runs: list[dict[str, Any]], stability: list[dict[str, Any]] | None = None) -> Path:
+    """Write atomically (temp file + rename) so a reader never sees half a report.
+
+    `stability` (--jev-repeat) goes in a top-level key of its own, so each run object
+    keeps exactly jevassert's keys plus ours."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"runs": runs}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    doc: dict[str, Any] = {"runs": runs}
+    if stability:
+        doc["stability"] = stability
+    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
