@@ -27,8 +27,8 @@ JEV_PRICE_INPUT = 0.042  # USD per million input tokens, Jev's list price; outpu
 class Settings:
     bootstrap: int = 1000
     seed: int = 0
-    price_input: float = JEV_PRICE_INPUT
-    price_output: float = 0.0
+    price_input: float | None = JEV_PRICE_INPUT  # None: no price known, so no cost
+    price_output: float | None = 0.0
     target_precision: float | None = None
     no_gates: bool = False
 
@@ -106,8 +106,9 @@ def usage_and_latency(pack: Pack, recording: Recording, settings: Settings) -> d
                 tokens_out += int(usage["output_tokens"])
         if isinstance(rec.get("latency_ms"), (int, float)):
             latencies.append(float(rec["latency_ms"]))
-    total = ((tokens_in * settings.price_input + tokens_out * settings.price_output) / 1_000_000
-             if saw_usage else None)
+    priced = settings.price_input is not None and settings.price_output is not None
+    total = ((tokens_in * settings.price_input + tokens_out * settings.price_output) / 1_000_000  # type: ignore[operator]
+             if saw_usage and priced else None)
     return {
         "cost_per_case_usd": total / len(pack.cases) if total is not None else None,
         "total_cost_usd": total,
@@ -164,6 +165,7 @@ def finish(prep: Prepared) -> PackResult:
         "suggestion": suggestion, "mean_decision_prob": metrics.mean_float(items.prob),
         "cost_per_case_usd": cost["cost_per_case_usd"], "total_cost_usd": cost["total_cost_usd"],
         "p50_latency_ms": cost["p50_latency_ms"], "p95_latency_ms": cost["p95_latency_ms"],
+        "input_tokens": cost["input_tokens"], "output_tokens": cost["output_tokens"],
         "per_question": question_metrics(pack, graded),
         "coverage": [{"threshold": r.threshold, "coverage": r.coverage, "precision": r.precision}
                      for r in metrics.coverage_rows(items.prob, items.correct)],
@@ -177,7 +179,7 @@ def finish(prep: Prepared) -> PackResult:
     payload.update({
         "backend": prep.backend, "recording": prep.shown_path, "recording_sha256": prep.recording_sha256,
         "target_precision": settings.target_precision, "bootstrap_resamples": settings.bootstrap,
-        "seed": settings.seed, "input_tokens": cost["input_tokens"], "output_tokens": cost["output_tokens"],
+        "seed": settings.seed,
         "mismatched_cases": sum(1 for o in graded.outcomes if o.status == "mismatch"),
         "invalid_cases": sum(1 for o in graded.outcomes if o.status == "invalid"),
         "unknown_case_ids": list(graded.unknown_case_ids),

@@ -52,8 +52,10 @@ def evaluate_gates(declared: dict[str, Any], m: dict[str, Any], lines: dict[str,
     if "max_cost_per_case_usd" in declared:
         v = float(declared["max_cost_per_case_usd"])
         cost = m["cost_per_case_usd"]
-        out.append(GateResult("max_cost_per_case_usd", SKIPPED, "no usage data in recording", "cost_per_case_usd",
-                              None, None, v) if cost is None else
+        why = ("no usage data in recording" if m.get("input_tokens") is None else
+               "no price known for this backend (pass --jev-price-input and --jev-price-output)")
+        out.append(GateResult("max_cost_per_case_usd", SKIPPED, why, "cost_per_case_usd", None, None, v)
+                   if cost is None else
                    _at_most("max_cost_per_case_usd", "cost_per_case_usd", cost, v,
                             f"cost/case ${cost:.6f} <= ${v:.6f}"))
     if "max_p95_latency_ms" in declared:

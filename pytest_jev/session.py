@@ -11,7 +11,7 @@ from .options import Options
 
 
 def load_inputs(folder: Path, options: Options
-                ) -> tuple[Any, Any, tuple[float, float] | None, JevError | None, JevError | None]:
+                ) -> tuple[Any, Any, tuple[float | None, float | None] | None, JevError | None, JevError | None]:
     """(pack, recording, pricing, pack problem, recording problem): problems become failing check items."""
     from .packs import load_pack
     from .recording import find_recording, load_recording
@@ -28,18 +28,23 @@ def load_inputs(folder: Path, options: Options
         return pack, None, None, None, exc
 
 
-def backend_pricing(options: Options, recording_path: Path) -> tuple[float, float]:
-    """Prices per million tokens: the flags, else backend.json beside the recording, else Jev's list price."""
+def backend_pricing(options: Options, recording_path: Path) -> tuple[float | None, float | None]:
+    """Prices per million tokens: the flags, else backend.json beside the recording, else Jev's list price.
+
+    A price backend.json gives as null is unknown (a model without a list price): the
+    cost is then unknown too, never priced at Jev's rate.
+    """
     from .evaluate import JEV_PRICE_INPUT
 
-    price_in, price_out = JEV_PRICE_INPUT, 0.0
+    price_in: float | None = JEV_PRICE_INPUT
+    price_out: float | None = 0.0
     backend_json = recording_path.parent / "backend.json"
     if backend_json.is_file():
         try:
             info = json.loads(backend_json.read_text(encoding="utf-8"))
             pricing = info.get("pricing") or info.get("pricing_usd_per_mtok") or {}
-            price_in = float(pricing.get("input_usd_per_mtok", pricing.get("input", price_in)))
-            price_out = float(pricing.get("output_usd_per_mtok", pricing.get("output", price_out)))
+            price_in = _price(pricing.get("input_usd_per_mtok", pricing.get("input", price_in)))
+            price_out = _price(pricing.get("output_usd_per_mtok", pricing.get("output", price_out)))
         except (ValueError, TypeError, AttributeError) as exc:
             raise RecordingError(f"unreadable pricing ({exc})", file=backend_json,
                                  fix="give pricing as {\"input_usd_per_mtok\": x, \"output_usd_per_mtok\": y}")
@@ -50,7 +55,17 @@ def backend_pricing(options: Options, recording_path: Path) -> tuple[float, floa
     return price_in, price_out
 
 
-def prepare_pack(pack: Any, recording: Any, options: Options, pricing: tuple[float, float]) -> Any:
+def _price(value: Any) -> float | None:
+    if value is None:
+        return None
+    price = float(value)
+    if not price >= 0:
+        raise ValueError(f"price {value!r} is not a number >= 0")
+    return price
+
+
+def prepare_pack(pack: Any, recording: Any, options: Options, pricing: tuple[float | None, float | None]
+                 ) -> Any:
     """Grade a pack's recording under the run's options; the result no longer needs the recording."""
     from .evaluate import Settings, prepare
 

@@ -199,6 +199,22 @@ def test_price_flags_and_backend_json_pricing(pytester: pytest.Pytester, toy: Pa
     assert run["pricing"] == {"input_usd_per_mtok": 1.0, "output_usd_per_mtok": 0.0}
 
 
+def test_unknown_price_leaves_cost_unknown_not_jev_priced(pytester: pytest.Pytester, toy: Path) -> None:
+    # what the recorder writes for a model without a list price (e.g. anthropic:<new model>)
+    (pytester.path / "results/jev-1.13.0/backend.json").write_text(
+        json.dumps({"pricing": {"input_usd_per_mtok": None, "output_usd_per_mtok": None}}))
+    (toy / "gates.yaml").write_text("max_cost_per_case_usd: 0.0005\n")
+    result = pytester.runpytest("packs", "--jev-json", "a.json", "-rs")
+    result.assert_outcomes(passed=12, skipped=1)
+    result.stdout.fnmatch_lines([
+        "cost: unknown, no price for this backend (3600 input + 240 output tokens; pass --jev-price-input*",
+        "*gate max_cost_per_case_usd not computable: no price known for this backend*"])
+    run = json.loads((pytester.path / "a.json").read_text())["runs"][0]
+    assert run["cost_per_case_usd"] is None and run["input_tokens"] == 3600
+    priced = pytester.runpytest("packs", "--jev-price-input", "2", "--jev-price-output", "10")
+    priced.assert_outcomes(passed=12, failed=1)  # 300 in + 20 out tokens a case: $0.0008 > $0.0005
+
+
 def test_pack_without_gates_file_has_no_gate_items(pytester: pytest.Pytester) -> None:
     write_pack(pytester.path, gates=None)
     pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")

@@ -37,8 +37,11 @@ def run_lines(run: dict[str, Any]) -> Iterator[str]:
     if run["cost_per_case_usd"] is not None:
         yield (f"cost/case ${run['cost_per_case_usd']:.6f} (total ${run['total_cost_usd']:.4f} at "
                f"${pricing['input_usd_per_mtok']}/M input + ${pricing['output_usd_per_mtok']}/M output tokens)")
-    else:
+    elif run.get("input_tokens") is None:
         yield "cost: no token usage in the recording"
+    else:
+        yield (f"cost: unknown, no price for this backend ({run['input_tokens']} input + "
+               f"{run['output_tokens']} output tokens; pass --jev-price-input and --jev-price-output)")
     if run["p95_latency_ms"] is not None:
         yield f"latency p50 {run['p50_latency_ms']:.0f}ms, p95 {run['p95_latency_ms']:.0f}ms"
     else:
