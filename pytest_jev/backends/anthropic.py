@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from .base import AuthError
-from .llm import Exchange, LLMBackend, error_object, provider_schema, token_count
+from .llm import Exchange, LLMBackend, error_object, provider_schema, token_count, usable_key
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_VAR = "ANTHROPIC_API_KEY"
@@ -55,7 +55,7 @@ class AnthropicBackend(LLMBackend):
         model = ALIASES.get(model.strip().lower(), model.strip())
         super().__init__(model, base_url or os.environ.get(BASE_VAR) or DEFAULT_BASE_URL, transport, timeout_s,
                          structured)
-        self._secret = key
+        self._secret = usable_key(KEY_VAR, key)
         self.url = f"{self.base_url}/v1/messages"
         self.price = price or list_price(model)
 

@@ -56,6 +56,19 @@ and no text before or after it:
 {schema}"""
 
 
+_SENDABLE_KEY = re.compile(r"[\x20-\x7e]*")
+
+
+def usable_key(var: str, key: str) -> str:
+    """The key, or AuthError when it cannot travel in a header (a line break or other control
+    character, non-ASCII). httpx would fail every call; for a line break with an error that
+    quotes the key escaped ("...\\n..."), which no scrub of the raw key matches."""
+    if not _SENDABLE_KEY.fullmatch(key):
+        raise AuthError(f"{var} is not a valid key (printable ASCII, no line breaks or control characters); "
+                        "check its value")
+    return key
+
+
 class Malformed(ValueError):
     """A reply that cannot be turned into answers; the message is shown to the model on a retry."""
 
@@ -330,7 +343,7 @@ class LLMBackend:
         failed = CallFailed("malformed_output",
                             f"reply still malformed after {MAX_CORRECTIVE_RETRIES} corrective retries: {problem}",
                             status=exchange.http_status, retryable=True, request_id=exchange.request_id,
-                            body_excerpt=self._scrub((exchange.text or "")[:300]))
+                            body_excerpt=self._scrub(exchange.text or "")[:300])
         return replace(_failure(failed, start, tally, self.adapter_settings()), model=exchange.model or self.model)
 
     async def aclose(self) -> None:
@@ -371,20 +384,21 @@ class LLMBackend:
             doc = None
         if not isinstance(doc, dict):
             raise CallFailed("malformed", "200 with a body that is not a JSON object", status=response.status_code,
-                             retryable=True, request_id=request_id, body_excerpt=self._scrub(response.text[:300]))
+                             retryable=True, request_id=request_id, body_excerpt=self._scrub(response.text)[:300])
         return doc
 
     def _http_failure(self, response: httpx.Response, request_id: str | None, provider: str,
                       never_retry: bool = False) -> CallFailed:
         """AuthError for 401/403; otherwise a CallFailed, retryable for 408/429/5xx/529."""
         status = response.status_code
-        message = self._scrub(error_message(response.content))[:300]
+        text = self._scrub(response.text)  # before any cut: a cut key would no longer match
+        message = self._scrub(error_message(text))[:300]
         if status in (401, 403):
             raise AuthError(f"{provider} answered HTTP {status} ({message[:160]}); check {self.key_var}")
         retryable = (status in (408, 429) or status >= 500) and not never_retry
         return CallFailed(_error_type(response) or f"http_{status}", message, status=status, retryable=retryable,
                           retry_after=retry_after_s(response.headers) if retryable else None,
-                          request_id=request_id, body_excerpt=self._scrub(response.text[:300]))
+                          request_id=request_id, body_excerpt=text[:300])
 
 
 class _Tally:

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from .llm import Exchange, LLMBackend, error_object, provider_schema, token_count
+from .llm import Exchange, LLMBackend, error_object, provider_schema, token_count, usable_key
 
 DEFAULT_BASE_URL = "http://localhost:11434/v1"  # Ollama; vLLM serves http://localhost:8000/v1
 KEY_VAR = "OPENAI_API_KEY"
@@ -36,7 +36,7 @@ class OpenAIBackend(LLMBackend):
                  temperature: float | None = 0.0, structured: bool = True) -> None:
         super().__init__(model.strip(), base_url or os.environ.get(BASE_VAR) or DEFAULT_BASE_URL, transport,
                          timeout_s, structured)
-        self._key = os.environ.get(KEY_VAR, "").strip()
+        self._key = usable_key(KEY_VAR, os.environ.get(KEY_VAR, "").strip())
         self._secret = self._key
         self.url = f"{self.base_url}/chat/completions"
         self.price = price

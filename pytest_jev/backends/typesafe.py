@@ -220,24 +220,25 @@ class TypeSafeBackend:
         request_id = response.headers.get("x-typesafe-request-id")
         if status == 200:
             return self._read_ok(response, latency_ms, request_id)
-        message = self._scrub(error_message(response.content))
+        text = self._scrub(response.text)  # before any cut: a cut key would no longer match
+        message = self._scrub(error_message(text))
         if status in (401, 403):
             raise AuthError(f"HTTP {status} from {self.url}: {message[:200]}; check {KEY_VAR} "
                             f"(and {BASE_VAR} if the endpoint is wrong)")
         retryable = status in RETRYABLE
         return _failure("http", message, status, retryable, retry_after=retry_after_s(response.headers),
-                        request_id=request_id, body=self._scrub(response.text[:300]))
+                        request_id=request_id, body=text[:300])
 
     def _read_ok(self, response: httpx.Response, latency_ms: float, request_id: str | None) -> Answer:
         try:
             doc = response.json()
         except ValueError:
             return _failure("malformed", "200 with a body that is not JSON", 200, True,
-                            request_id=request_id, body=self._scrub(response.text[:300]))
+                            request_id=request_id, body=self._scrub(response.text)[:300])
         problem = _shape_problem(doc)
         if problem:
             return _failure("malformed", f"200 with {problem}", 200, True, request_id=request_id,
-                            body=self._scrub(response.text[:300]))
+                            body=self._scrub(response.text)[:300])
         usage = doc.get("usage")
         return Answer(model=doc.get("model"), answers=doc["answers"],
                       usage=dict(usage) if isinstance(usage, dict) else None, latency_ms=latency_ms,
