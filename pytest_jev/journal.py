@@ -131,16 +131,21 @@ class Journal:
         self.fd = fd
         return self.recovered
 
-    def append(self, line: Mapping[str, Any]) -> None:
-        """One os.write of one whole line: survives kill -9 as soon as this returns."""
+    def append(self, line: Mapping[str, Any]) -> bytes:
+        """One os.write of one whole line: survives kill -9 as soon as this returns.
+
+        Returns the encoded line, so that the final recording can reuse it instead of encoding again.
+        """
         assert self.fd is not None
-        view = memoryview(encode_line(line))
+        data = encode_line(line)
+        view = memoryview(data)
         while view:
             written = os.write(self.fd, view)
             view = view[written:]
         self._dirty = True
         if self._syncer is None or self._syncer.done():
             self._syncer = asyncio.get_running_loop().create_task(self._sync())
+        return data
 
     async def _sync(self) -> None:
         # Group commit: while one fsync runs, later lines pile up and share the next one.
@@ -209,8 +214,9 @@ def atomic_write(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def write_lines(path: Path, lines: Iterable[Mapping[str, Any]]) -> None:
-    atomic_write(path, b"".join(encode_line(line) for line in lines))
+def write_lines(path: Path, lines: Iterable[Mapping[str, Any] | bytes]) -> None:
+    """Atomically write one line per item: a mapping is encoded; bytes are a line encode_line already made."""
+    atomic_write(path, b"".join(line if isinstance(line, bytes) else encode_line(line) for line in lines))
 
 
 # -- validating answers against the questions asked ------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -21,7 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request, plugin_version
+from .backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request, fingerprints, plugin_version
 from .errors import OptionError
 from .journal import Journal, atomic_write, journal_path, misfit, read_recording, scrub, write_lines
 from .packs.model import Pack
@@ -142,6 +143,7 @@ class _Run:
         self.done = self.errors = self.retries = 0
         self.t0 = time.perf_counter()
         self.results: dict[str, dict[str, Any]] = {}
+        self.encoded: dict[str, bytes] = {}  # the journal's bytes of each result line, reused for the final file
 
     async def run(self, todo: list[tuple[Request, str]]) -> None:
         tasks = [asyncio.ensure_future(self._case(req, fp)) for req, fp in todo]
@@ -159,7 +161,7 @@ class _Run:
         while True:
             async with self.sem:
                 await self.pacer.wait()
-                answer = await self._attempt(replace(req, attempt=attempts))
+                answer = await self._attempt(req if req.attempt == attempts else replace(req, attempt=attempts))
                 attempts += 1
             problem, retryable = self._problem(req, answer)
             if problem is None:
@@ -171,13 +173,21 @@ class _Run:
             reasons.append(problem[:120])
             self.retries += 1
             await asyncio.sleep(self._delay(answer, attempts))
-        self.journal.append(line)
+        self.encoded[req.case_id] = self.journal.append(line)
         self.results[req.case_id] = line
         self._report(line)
 
+    if sys.version_info >= (3, 11):
+        async def _call(self, req: Request) -> Answer:
+            async with asyncio.timeout(self.timeout_s):  # no extra task per call, unlike wait_for
+                return await self.backend.answer(req)
+    else:  # pragma: no cover - Python 3.10
+        async def _call(self, req: Request) -> Answer:
+            return await asyncio.wait_for(self.backend.answer(req), self.timeout_s)
+
     async def _attempt(self, req: Request) -> Answer:
         try:
-            return await asyncio.wait_for(self.backend.answer(req), self.timeout_s)
+            return await self._call(req)
         except (AuthError, asyncio.CancelledError):
             raise
         except asyncio.TimeoutError:
@@ -263,7 +273,7 @@ async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str
     out_path = Path(out_path)
     t0 = time.perf_counter()
     requests = build_requests(pack, model or pack.record_model, shuffle_seed)
-    fps = {req.case_id: req.fingerprint(backend.name) for req in requests}
+    fps = dict(zip((req.case_id for req in requests), fingerprints(requests, backend.name)))
     existing, order = read_recording(out_path) if mode != "all" else ({}, [])
     if mode == "none":
         return _summary_none(out_path, requests, fps, existing, time.perf_counter() - t0)
@@ -299,7 +309,11 @@ async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str
         final += [existing[cid] for cid in order if cid not in fps]
     unchanged = not todo and final == [existing[cid] for cid in order]
     if not unchanged:  # nothing asked and nothing dropped: leave the file (and its mtime) alone
-        write_lines(out_path, final)
+        # lines answered in this run go in as the journal wrote them (same dict, same encoding)
+        chunks: list[Mapping[str, Any] | bytes] = [run.encoded.get(req.case_id) or line
+                                                  for req, line in zip(requests, final)]
+        chunks.extend(final[len(requests):])  # new_episodes: lines of cases the pack no longer has
+        write_lines(out_path, chunks)
     served = Counter(line["model"] for line in final if isinstance(line.get("model"), str))
     backend_json = out_path.parent / "backend.json"
     if not unchanged or not backend_json.exists():

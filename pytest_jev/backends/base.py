@@ -44,10 +44,34 @@ class Request:
 
     def fingerprint(self, backend: str) -> str:
         """sha256 of backend, requested model, state and questions as sent (the resume key)."""
-        body = json.dumps({"backend": backend, "requested_model": self.model, "state": self.state,
-                           "questions": self.questions, "v": FINGERPRINT_VERSION},
-                          sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-        return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
+        return fingerprints([self], backend)[0]
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def fingerprints(requests: list[Request], backend: str) -> list[str]:
+    """Request.fingerprint of each request, with each distinct questions object serialized once.
+
+    The body is the canonical JSON (sorted keys, no spaces) of {backend, questions, requested_model,
+    state, v}; written out key by key in that sorted order it is the very same string that one
+    json.dumps of the whole object gives, so fingerprints do not change. A pack's requests share one
+    questions dict (unless options are shuffled), which is most of the body: serialized once, not
+    once per case.
+    """
+    head = '{"backend":' + _canonical(backend) + ',"questions":'
+    tail = ',"v":' + _canonical(FINGERPRINT_VERSION) + "}"
+    seen: dict[int, str] = {}  # id() is safe here: every questions object stays alive in `requests`
+    out = []
+    for req in requests:
+        questions = seen.get(id(req.questions))
+        if questions is None:
+            questions = seen[id(req.questions)] = _canonical(req.questions)
+        body = (f'{head}{questions},"requested_model":{_canonical(req.model)},'
+                f'"state":{_canonical(req.state)}{tail}')
+        out.append("sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest())
+    return out
 
 
 @dataclass(frozen=True)

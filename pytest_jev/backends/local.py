@@ -5,15 +5,22 @@ good enough for demos, CI and plumbing, not judges. Their probabilities are not
 calibrated and describe() says so. Heavy imports (numpy, onnxruntime,
 tokenizers) happen when a backend is made, never when the plugin loads.
 
-The model work runs on a small thread pool owned by the backend: a sparrow case
-costs ~1.5 ms and a MiniLM embedding ~7 ms, both too long to block the event
-loop the recorder uses for pacing; onnxruntime releases the GIL, so MiniLM gets
-one worker per core (each session run single-threaded, local-backends §7).
+MiniLM runs on a small thread pool owned by the backend: an embedding costs ~7 ms,
+too long to block the event loop the recorder uses for pacing, and onnxruntime
+releases the GIL, so it gets one worker per core (each session run
+single-threaded, local-backends §7). Sparrow's static models run inline on the
+event loop instead: numpy on tiny arrays holds the GIL, so a worker thread buys no
+parallelism and costs a thread hop and a GIL hand-over per case; and with the
+question and option texts pooled once per run (not once per case) and the state
+once per case (not once per question), see _speed_up, a support-triage case costs
+~1 ms instead of ~4.7 ms, which went almost all on pure-Python tokenizing of the
+same option texts again and again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib
 import os
 import time
@@ -51,7 +58,14 @@ class _Embedded:
     model_name = "embedded"
 
     def __init__(self, workers: int) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix=f"jev-{self.name}")
+        """workers=0: answer inline on the caller's event loop (cheap, GIL-bound model work)."""
+        self._workers = workers
+        self._pool: ThreadPoolExecutor | None = None  # made on first use, and again after aclose()
+
+    def _executor(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=self._workers, thread_name_prefix=f"jev-{self.name}")
+        return self._pool
 
     def backend_id(self, served_model: str | None) -> str:
         return self.model_name
@@ -67,8 +81,12 @@ class _Embedded:
     async def answer(self, request: Request) -> Answer:
         try:
             check_questions(request.questions)
-            loop = asyncio.get_running_loop()
-            answers, ms = await loop.run_in_executor(self._pool, self._timed, request.state, request.questions)
+            if self._workers == 0:
+                answers, ms = self._timed(request.state, request.questions)
+            else:
+                loop = asyncio.get_running_loop()
+                answers, ms = await loop.run_in_executor(self._executor(), self._timed, request.state,
+                                                         request.questions)
         except BadQuestion as exc:
             return _failed("bad_question", str(exc))
         except Exception as exc:  # the model library failed on this input: record it, keep the run going
@@ -76,7 +94,11 @@ class _Embedded:
         return Answer(model=self.model_name, answers=answers, usage=dict(NO_TOKENS), latency_ms=round(ms, 3))
 
     async def aclose(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the worker threads; a later answer() starts new ones (record_pack_sync closes the
+        backend after every run, and --jev-repeat runs several with one backend)."""
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _failed(kind: str, message: str) -> Answer:
@@ -120,7 +142,18 @@ class SparrowBackend(_Embedded):
                               fix="use one of sparrow_decider.available_models() or a .sparrow file") from None
         self.version: str = sparrow.__version__
         self.model_name = self._decider.name  # e.g. sparrow-nano-general-v1.1
-        super().__init__(workers=1)  # numpy on tiny arrays holds the GIL: more threads only contend
+        self.fast = _speed_up(self._decider)
+        # numpy on tiny arrays holds the GIL: more threads only contend, and with the caches a static
+        # model's case is cheap enough to run inline; an attention model (~ms per question) keeps a worker
+        super().__init__(workers=0 if self.fast else 1)
+
+    def clear_cache(self) -> None:
+        """Forget pooled texts and tokenized words, as a fresh process would (benchmarks, memory)."""
+        static = getattr(self._decider, "static", None)
+        caches: tuple[Any, ...] = (getattr(static, "_pool", None), getattr(getattr(static, "tok", None), "_word", None))
+        for cached in caches:
+            if hasattr(cached, "cache_clear"):
+                cached.cache_clear()
 
     def backend_id(self, served_model: str | None) -> str:
         short = (served_model or self.model_name).removeprefix("sparrow-")
@@ -140,6 +173,71 @@ class SparrowBackend(_Embedded):
                 "license": "Apache-2.0 (sparrow-decider; nano weights derived from potion-base-8M, MIT)",
                 "pricing": dict(FREE), "calibrated": False, "notes": SPARROW_NOTES,
                 "reproduce": _reproduce("sparrow")}
+
+
+POOL_CACHE = 4096  # pooled vectors kept for texts up to LONG_TEXT characters (question and option texts, states)
+LONG_TEXT = 4096  # longer texts (long states) get a small cache of their own: keys are kept whole
+LONG_CACHE = 16  # enough for a case's state to be pooled once for all of its questions
+
+
+SPEED_PROBES = (
+    ("Subject: Refund?\nI was charged TWICE (order #A-1234, battery: 6%) — please refund me!\t\u00a0Merci, "
+     "José Müller 漢字\x00\x07\ufffd\u200b\u2028 naïve ﬁle İstanbul ＡＢ ٣ \U0001F642 " + "x" * 30 + "!?" * 4),
+    "zone_a: dirt_level=34\nzone_b: dirt_level=3.5\nbattery = -12",
+    "",
+    "a long state " * 400,  # over LONG_TEXT characters
+)
+SPEED_QUESTIONS = (
+    {"type": "noul", "instructions": "Does the customer ask for money back?"},
+    {"type": "choice", "instructions": "Which team?", "criteria": {"billing": "charges, refunds",
+                                                                   "technical": "bugs", "unknown": ""}},
+    {"type": "score", "instructions": "How urgent?", "criteria": ["can wait", "soon", {"level": "now"}]},
+)
+
+
+def _speed_up(decider: Any) -> bool:
+    """Cache a static sparrow model's pooled text vectors, in place.
+
+    A static model pools (tokenizes, looks up, averages) the state, the instructions and every option
+    text for each question of each case: in a pack the question texts are the same every time, and the
+    state is pooled once per question. Pooling is a pure function of the text, so an LRU cache of
+    read-only vectors (callers only read them: features() and _kv() build new arrays) returns the
+    very same numbers. The whole change is checked at load on probe texts and questions against the
+    library's own code path; on any difference (or another model architecture or library version
+    whose internals differ) it is undone and False returned, so answers never depend on this.
+    """
+    static: Any = getattr(decider, "static", None)
+    pool = getattr(static, "_pool", None)
+    if static is None or pool is None:
+        return False
+    try:
+        expected = [decider.probs(s, dict(q)) for s in SPEED_PROBES for q in SPEED_QUESTIONS]
+
+        def pool_once(text: str) -> Any:
+            vector = pool(text)
+            vector.setflags(write=False)  # shared between calls: an in-place change would raise, not leak
+            return vector
+
+        short, big = functools.lru_cache(POOL_CACHE)(pool_once), functools.lru_cache(LONG_CACHE)(pool_once)
+
+        def pooled(text: str) -> Any:
+            return short(text) if len(text) <= LONG_TEXT else big(text)
+
+        def cache_clear() -> None:
+            short.cache_clear()
+            big.cache_clear()
+
+        pooled.cache_clear = cache_clear  # type: ignore[attr-defined]
+        static._pool = pooled
+        got = [decider.probs(s, dict(q))  # twice: cold, then from the cache
+               for _ in range(2) for s in SPEED_PROBES for q in SPEED_QUESTIONS]
+        same = len(got) == 2 * len(expected) and all(
+            g[:3] == e[:3] and g[3].tolist() == e[3].tolist() for g, e in zip(got, expected * 2))
+    except Exception:  # noqa: BLE001  internals not as expected: run the library unchanged
+        same = False
+    if not same:
+        vars(static).pop("_pool", None)
+    return same
 
 
 def make_sparrow(model: str | None = None) -> SparrowBackend:
