@@ -158,3 +158,23 @@ def test_rounded_distribution_sums_to_one() -> None:
         rounded = round_distribution(probs)
         assert sum(round(p * 10_000) for p in rounded) == 10_000
         assert all(round(p, 4) == p for p in rounded)
+
+
+@pytest.mark.parametrize("name", ["sparrow", "minilm"])
+def test_embedded_backends_answer_again_after_aclose(name: str, tmp_path: Any) -> None:
+    """--jev-repeat records each round with one backend and closes it after each round."""
+    pytest.importorskip("sparrow_decider" if name == "sparrow" else "onnxruntime", reason=SKIP)
+    from packfiles import write_pack
+
+    from pytest_jev.backends.local import make_minilm, make_sparrow
+    from pytest_jev.packs import load_pack
+    from pytest_jev.recorder import record_pack_sync
+    from pytest_jev.stability import stability
+
+    pack = load_pack(write_pack(tmp_path / "packs", n=4))
+    backend = make_sparrow() if name == "sparrow" else make_minilm()
+    first = tmp_path / "r" / "tiny-pack.predictions.jsonl"
+    for path in (first, tmp_path / "r" / "tiny-pack.predictions-r2.jsonl"):
+        assert record_pack_sync(pack, backend, path).n_errors == 0
+    result = stability(pack, first, 2)
+    assert (result.items, result.flipped) == (12, 0)  # embedded models are deterministic
