@@ -78,21 +78,21 @@ def write_summary(tr: Any, runs: list[dict[str, Any]], per_case: list[tuple[str,
         tr.write_sep("=", f"jev: {run['pack']} v{run['version']}")
         for line in run_lines(run):
             tr.write_line(line)
-    lines: list[str] = []
+    found: list[tuple[str, dict[str, Any], str]] = []  # formatted only when shown
     for nodeid, record in sorted(per_case, key=lambda x: x[0]):
         for m in record["misses"]:
-            lines.append(_mismatch_line(nodeid, m, record["state"]))
+            found.append((nodeid, m, record["state"]))
     bulk_packs = {n.split("::")[0].rstrip("/").split("/")[-1]: n.split("::")[0] for n in bulk_nodes}
     for run in runs:
         prefix = bulk_packs.get(run["pack"])
         if prefix is not None:
             for m in run["mismatches"]:
-                lines.append(_mismatch_line(f"{prefix}::case[{m['case']}]", m, ""))
-    if not lines:
+                found.append((f"{prefix}::case[{m['case']}]", m, ""))
+    if not found:
         return
-    tr.write_sep("-", f"jev mismatches ({len(lines)}): valid answers that disagree with the gold label")
+    tr.write_sep("-", f"jev mismatches ({len(found)}): valid answers that disagree with the gold label")
     limit = None if options.verbose > 0 else options.mismatches
-    for line in lines[:limit]:
-        tr.write_line(line)
-    if limit is not None and len(lines) > limit:
-        tr.write_line(f"... and {len(lines) - limit} more (-v lists all; --jev-json keeps every one)")
+    for nodeid, m, state in found[:limit]:
+        tr.write_line(_mismatch_line(nodeid, m, state))
+    if limit is not None and len(found) > limit:
+        tr.write_line(f"... and {len(found) - limit} more (-v lists all; --jev-json keeps every one)")
