@@ -112,23 +112,32 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 
 
 class JevReporter:
-    """Controller-side: collects mismatches from reports, prints the summary, writes --jev-json."""
+    """Controller-side: prints the summary (with the mismatches reports carry), writes --jev-json."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.options = config.stash[OPTIONS_KEY]
-        self.mismatches: list[tuple[str, dict[str, Any]]] = []
-        self.bulk_nodes: set[str] = set()
         self.json_written: Path | None = None
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.when != "call":
-            return
-        for key, value in report.user_properties:
-            if key == MISMATCH_KEY:
-                self.mismatches.append((report.nodeid, json.loads(value)))
-            elif key == "jev_mismatch_count":
-                self.bulk_nodes.add(report.nodeid)
+    @staticmethod
+    def mismatches(stats: dict[str, list[Any]]) -> tuple[list[tuple[str, dict[str, Any]]], set[str]]:
+        """Mismatches of case items, and bulk items that hold some, from the terminal's reports.
+
+        Only mismatched items (and, under --jev-strict, failed ones) can carry them, so this
+        reads those few reports at the end instead of inspecting every report as it comes.
+        """
+        per_case: list[tuple[str, dict[str, Any]]] = []
+        bulk_nodes: set[str] = set()
+        for category in ("mismatched", "failed"):
+            for report in stats.get(category, ()):
+                if getattr(report, "when", None) != "call":
+                    continue
+                for key, value in report.user_properties:
+                    if key == MISMATCH_KEY:
+                        per_case.append((report.nodeid, json.loads(value)))
+                    elif key == "jev_mismatch_count":
+                        bulk_nodes.add(report.nodeid)
+        return per_case, bulk_nodes
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -145,7 +154,8 @@ class JevReporter:
 
         store = self.config.stash[RUNS_KEY]
         runs = store.sorted()
-        write_summary(terminalreporter, runs, self.mismatches, self.bulk_nodes, self.options)
+        per_case, bulk_nodes = self.mismatches(terminalreporter.stats)
+        write_summary(terminalreporter, runs, per_case, bulk_nodes, self.options)
         for failure in store.failures:
             terminalreporter.write_line(f"jev: {failure}", red=True)
         if self.json_written is not None:

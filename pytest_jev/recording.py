@@ -42,11 +42,21 @@ class Recording:
         return frozenset(str(rec["mode"]) for rec in self.lines.values() if rec.get("mode"))
 
 
-def _skeleton(doc: Any) -> Hashable:
-    answers = doc.get("answers")
-    return (tuple((k, type(v)) for k, v in doc.items() if k != "answers"),
-            bool(doc.get("case_id")),
-            tuple(type(v) for v in answers.values()) if isinstance(answers, dict) else type(answers))
+_ABSENT = object()  # a key left out is not the same as a key set to null
+
+
+def _skeleton_of(properties: Mapping[str, Any]) -> Any:
+    """What a line's validity depends on under the recording schema: the type of each
+    property the schema constrains (absent, null and each JSON type told apart), whether
+    case_id is empty, and the types of the answers' values. Keys it does not describe
+    are free, so a line's dozen provenance keys cost nothing here."""
+    checked = tuple(k for k, rule in properties.items() if rule is not True and k != "answers")
+
+    def skeleton(doc: Any) -> Hashable:
+        answers = doc.get("answers", _ABSENT)
+        return (tuple(type(doc.get(k, _ABSENT)) for k in checked), bool(doc.get("case_id")),
+                tuple(type(v) for v in answers.values()) if type(answers) is dict else type(answers))
+    return skeleton
 
 
 def load_recording(path: str | Path) -> Recording:
@@ -73,7 +83,8 @@ def load_recording(path: str | Path) -> Recording:
 
 def _parse_lines(path: Path, raw_lines: list[str], torn: bool
                  ) -> tuple[dict[str, Mapping[str, Any]], dict[str, int]]:
-    memo = schema.MemoValidator(schema.schema("recording"), _skeleton)
+    document = schema.schema("recording")
+    memo = schema.MemoValidator(document, _skeleton_of(document["properties"]))
     lines: dict[str, Mapping[str, Any]] = {}
     numbers: dict[str, int] = {}
     loads = json.loads

@@ -187,3 +187,25 @@ def test_unreadable_backend_pricing_fails_the_recording_check(pytester: pytest.P
     assert "Traceback" not in out and "INTERNALERROR" not in out
     result.assert_outcomes(passed=2, failed=2)  # good has no recording in that folder: its own one-line failure
     result.stdout.fnmatch_lines(["*backend.json: unreadable pricing*give pricing as*"])
+
+
+def test_recording_lines_are_checked_per_shape_not_trusted_from_a_similar_line(tmp_path: Path) -> None:
+    """Lines are validated once per shape; an absent key and a null one are different shapes."""
+    from pytest_jev.errors import RecordingError
+    from pytest_jev.recording import load_recording
+
+    good = {"case_id": "a", "model": "m", "answers": {"q": {"type": "noul", "noul": 0.9}}, "error": None,
+            "extra": [1, 2]}
+    spoiled = [({"record_version": None}, "record_version"), ({"model": 7}, "model"),
+               ({"answers": {"q": 0.9}}, "answers.q"), ({"case_id": ""}, "case_id"),
+               ({"latency_ms": True}, "latency_ms")]
+    for change, where in spoiled:
+        path = tmp_path / "r.jsonl"
+        path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "case_id": "b", **change}) + "\n")
+        with pytest.raises(RecordingError) as caught:
+            load_recording(path)
+        assert f"r.jsonl:2: bad line: {where}" in caught.value.one_line() or (
+            where == "case_id" and "r.jsonl:2: bad line" in caught.value.one_line()), caught.value.one_line()
+    path.write_text(json.dumps(good) + "\n" + json.dumps({**good, "case_id": "b", "extra": {"x": None},
+                                                           "latency_ms": 3}) + "\n")
+    assert list(load_recording(path).lines) == ["a", "b"]

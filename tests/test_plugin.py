@@ -40,6 +40,7 @@ def test_strict_turns_mismatches_into_failures(pytester: pytest.Pytester, toy: P
     result.assert_outcomes(passed=14, failed=2)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*case toy-0002: refund expected true got false (p=0.90)*"])
+    result.stdout.fnmatch_lines(["*jev mismatches (6)*"])  # failed items still list their mismatches
     assert "Traceback" not in result.stdout.str()
 
 
