@@ -105,7 +105,7 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    if report.when == "call" and report.passed and any(
+    if report.user_properties and report.when == "call" and report.passed and any(
             key in (MISMATCH_KEY, "jev_mismatch_count") for key, _ in report.user_properties):
         return "mismatched", "M", ("MISMATCH", {"yellow": True})
     return None
