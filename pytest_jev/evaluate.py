@@ -146,11 +146,15 @@ def prepare(pack: Pack, recording: Recording, settings: Settings, backend: str |
         problems=tuple(integrity_problems(pack, recording, graded)))
 
 
-def finish(prep: Prepared) -> PackResult:
-    """Metrics, bootstrap intervals and gates of a prepared run (numpy only, no recording needed)."""
+def finish(prep: Prepared, *, apart: bool = False) -> PackResult:
+    """Metrics, bootstrap intervals and gates of a prepared run (numpy only, no recording needed).
+
+    apart=True: a large bootstrap runs in a child process (metrics.bootstrap_apart), for a
+    caller whose own thread is busy meanwhile."""
     pack, settings, graded, cost = prep.pack, prep.settings, prep.graded, prep.cost
     items = graded.items
-    acc_ci, ece_ci = metrics.bootstrap(items.prob, items.correct, settings.bootstrap, settings.seed)
+    draw = metrics.bootstrap_apart if apart else metrics.bootstrap
+    acc_ci, ece_ci = draw(items.prob, items.correct, settings.bootstrap, settings.seed)
     suggestion = None
     if settings.target_precision is not None:
         s = metrics.suggest_threshold(items.prob, items.correct, settings.target_precision)

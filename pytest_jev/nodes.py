@@ -114,7 +114,8 @@ class PackDirectory(pytest.Directory):
         and the summary wait for it. xdist workers ship the store to the controller.
         """
         if self._run is None:
-            self._run = PackRun(self.prepared)
+            # case items keep this process's main thread busy: a large bootstrap goes to a child
+            self._run = PackRun(self.prepared, apart=not self._bulk())
             self.config.stash[RUNS_KEY].add_run(self._run)
 
     def result(self) -> Any:
@@ -127,13 +128,14 @@ class PackDirectory(pytest.Directory):
 class PackRun:
     """`evaluate.finish` of one prepared pack, computed on a background thread.
 
-    The metrics are numpy work that mostly releases the GIL, so on a second core they
-    overlap the case items instead of delaying the first one.
+    The metrics overlap the case items instead of delaying the first one. With apart=True a
+    large bootstrap runs in a child process, since much of it holds the GIL the items need.
     """
 
-    def __init__(self, prepared: Any) -> None:
+    def __init__(self, prepared: Any, *, apart: bool = False) -> None:
         self.key = (prepared.pack.id, prepared.shown_path)
         self._prepared = prepared
+        self._apart = apart
         self._result: Any = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, name=f"jev-metrics-{prepared.pack.id}", daemon=True)
@@ -143,7 +145,7 @@ class PackRun:
         from .evaluate import finish
 
         try:
-            self._result = finish(self._prepared)
+            self._result = finish(self._prepared, apart=self._apart)
         except BaseException as exc:  # re-raised in the thread that asks for the result
             self._error = exc
         self._prepared = None

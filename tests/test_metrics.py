@@ -90,3 +90,26 @@ def test_threshold_suggestion_needs_ten_items_and_prefers_coverage() -> None:
     s = metrics.suggest_threshold(p, c, 0.95)
     assert (s.threshold, s.n_accepted, s.precision) == (0.56, 12, 1.0)
     assert metrics.suggest_threshold(p[:9], c[:9], 0.1) is None
+
+
+def test_bootstrap_apart_gives_the_same_intervals_from_a_child_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(7)
+    prob = np.round(rng.random(3000), 2)
+    correct = rng.random(3000) < prob
+    here = metrics.bootstrap(prob, correct, 200, 3)
+    monkeypatch.setattr(metrics, "APART_MIN_DRAWS", 1)
+    calls: list[list[str]] = []
+    real_run = subprocess.run
+
+    def spy(args: list[str], **kw: object) -> object:
+        calls.append(args)
+        return real_run(args, **kw)
+
+    monkeypatch.setattr(subprocess, "run", spy)
+    assert metrics.bootstrap_apart(prob, correct, 200, 3) == here
+    assert len(calls) == 1 and calls[0][0] == sys.executable  # it really went to a child
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")  # no child possible: computed here
+    assert metrics.bootstrap_apart(prob, correct, 200, 3) == here
