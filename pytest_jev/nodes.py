@@ -5,11 +5,13 @@ from __future__ import annotations
 import gc
 import json
 import threading
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Iterable
 
 import pytest
 
+from .bulk import gc_paused
 from .errors import JevError
 from .options import Options
 
@@ -79,8 +81,12 @@ class PackDirectory(pytest.Directory):
             yield BulkItem.from_parent(self, name="cases[bulk]")
         else:
             make = CaseItem.from_parent
-            for index, case in enumerate(self.pack.cases):
-                yield make(self, name=f"case[{case.id}]", index=index)
+            # Items only add live objects, no garbage; and once the pack is frozen the GC's
+            # full-collection threshold is tiny, so it would walk the growing item list again
+            # and again (18 full collections for 100,000 items). The session freezes it all next.
+            with gc_paused() if len(self.pack.cases) >= FREEZE_MIN_CASE_ITEMS else nullcontext():
+                for index, case in enumerate(self.pack.cases):
+                    yield make(self, name=f"case[{case.id}]", index=index)
         for gate in self.pack.gates.names():
             yield GateItem.from_parent(self, name=f"gate[{gate}]", gate=gate)
 
