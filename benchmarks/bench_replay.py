@@ -1,10 +1,11 @@
 """Replay speed and memory: per-case items against pytest's own per-item cost, bulk mode against jevassert.
 
-    python benchmarks/bench_replay.py [--cases 100000] [--bulk 10000,100000] [--jevassert PATH]
+    python benchmarks/bench_replay.py [--cases 100000] [--pairs 4] [--bulk 10000,100000] [--jevassert PATH]
 
 1. baseline: pytest collecting N trivial items from a minimal non-Python collector
    (a conftest that yields N items whose runtest does nothing);
-2. ours: `pytest packs/bench-N --jev-case-items=all` on a 3-question pack of N cases;
+2. ours: `pytest packs/bench-N --jev-case-items=all` on a 3-question pack of N cases
+   (--pairs runs 1 and 2 alternately N times and prints the aggregate, median and best ratios);
 3. bulk: `pytest packs/bench-N --jev-case-items=none`, and `jevassert check` on the same files
    when --jevassert points at its executable.
 Wall time and peak RSS of each process are printed as a table. Every pytest run has plugin
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -53,6 +55,8 @@ def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=100_000)
+    ap.add_argument("--pairs", type=int, default=1,
+                    help="baseline/per-case runs, interleaved (this machine is shared: use several)")
     ap.add_argument("--bulk", default="10000,100000")
     ap.add_argument("--jevassert", default=None, help="jevassert executable to compare bulk runs with")
     ap.add_argument("--jevassert-max", type=int, default=20_000,
@@ -69,13 +73,22 @@ def main() -> None:
         (base / "conftest.py").write_text(BASELINE_CONFTEST.format(n=args.cases))
         (base / "items.txt").write_text("")
         (base / "pytest.ini").write_text("[pytest]\n")
-        t_base, m_base = timed([py, "-m", "pytest", "items.txt", *common], base)
-        rows.append((f"baseline: {args.cases} trivial items", t_base, m_base, ""))
         (root / "pytest.ini").write_text("[pytest]\njev_backend = bench\n")
         make_pack(root, args.cases)
-        t_ours, m_ours = timed([py, "-m", "pytest", f"packs/bench-{args.cases}", "--jev-case-items=all",
-                                *jev], root)
-        rows.append((f"jev: {args.cases} case items", t_ours, m_ours, f"{t_ours / t_base:.2f}x baseline"))
+        pairs = []
+        for _ in range(args.pairs):  # interleaved, so both sides see the same machine load
+            t_base, m_base = timed([py, "-m", "pytest", "items.txt", *common], base)
+            t_ours, m_ours = timed([py, "-m", "pytest", f"packs/bench-{args.cases}", "--jev-case-items=all",
+                                    *jev], root)
+            pairs.append((t_base, t_ours))
+            rows.append((f"baseline: {args.cases} trivial items", t_base, m_base, ""))
+            rows.append((f"jev: {args.cases} case items", t_ours, m_ours, f"{t_ours / t_base:.2f}x baseline"))
+        if args.pairs > 1:
+            bases, ours = [b for b, _ in pairs], [o for _, o in pairs]
+            summary = (f"{args.pairs} pairs: {sum(ours) / sum(bases):.2f}x aggregate, "
+                       f"{statistics.median(o / b for b, o in pairs):.2f}x median pair, "
+                       f"{min(ours) / min(bases):.2f}x best against best")
+            rows.append(("per-case items against the baseline", sum(ours) / len(ours), 0.0, summary))
         for n in [int(x) for x in args.bulk.split(",") if x]:
             if n != args.cases:
                 make_pack(root, n)
