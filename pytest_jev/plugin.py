@@ -53,7 +53,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Large sessions: freeze what collection built (see nodes.freeze_if_large)."""
-    freeze_if_large(session.config, sum(1 for item in session.items if type(item) is CaseItem), collect=True)
+    freeze_if_large(session.config, sum(1 for item in session.items if type(item) is CaseItem))
 
 
 @pytest.hookimpl(trylast=True)
