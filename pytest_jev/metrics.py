@@ -323,18 +323,19 @@ def bootstrap_apart(prob: np.ndarray, correct: np.ndarray, n_resamples: int, see
     """
     if prob.shape[0] * n_resamples < APART_MIN_DRAWS:
         return bootstrap(prob, correct, n_resamples, seed)
-    import os
     import pickle
     import subprocess
     import sys
-    from pathlib import Path
 
-    here = str(Path(__file__).resolve().parent.parent)  # so the child imports this very package
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (here, os.environ.get("PYTHONPATH"))))}
+    # the child runs this very file (it imports only numpy and the standard library), loaded
+    # by path: no sys.path change, no other installed copy of the package picked up instead
+    child = ("import importlib.util as u, sys; s = u.spec_from_file_location('jev_metrics', sys.argv[1]); "
+             "m = u.module_from_spec(s); sys.modules['jev_metrics'] = m; s.loader.exec_module(m); "
+             "m._bootstrap_child()")
     try:
-        done = subprocess.run([sys.executable, "-c", "from pytest_jev.metrics import _bootstrap_child as c; c()"],
+        done = subprocess.run([sys.executable, "-c", child, __file__],
                               input=pickle.dumps((prob, correct, n_resamples, seed), protocol=5),
-                              capture_output=True, check=True, env=env)
+                              capture_output=True, check=True)
         result = pickle.loads(done.stdout)
     except (OSError, subprocess.SubprocessError, pickle.UnpicklingError, EOFError, ValueError):
         return bootstrap(prob, correct, n_resamples, seed)
