@@ -104,11 +104,8 @@ def decide(question: Question, answer: dict[str, Any]) -> tuple[Any, float] | No
 
 
 def _decide_valid(question: Question, answer: dict[str, Any]) -> tuple[Any, float]:
-    """decide() for an answer that honours its contract (numbers in [0, 1], declared keys):
-    the same decision and probability without re-checking every value."""
-    if question.type == "noul":
-        p = float(answer["noul"])
-        return p >= 0.5, max(p, 1.0 - p)
+    """decide() for a choice or score answer that honours its contract (numbers in [0, 1],
+    declared keys): the same decision and probability without converting every value again."""
     probs = answer["probabilities"]
     best = max(probs, key=probs.get)
     if question.type == "choice":
@@ -186,21 +183,16 @@ def grade(pack: Pack, recording: Recording) -> Graded:
         for qid, gold in case.expect.items():
             q = question[qid]
             answer = answers.get(qid)
-            p = answer.get("noul") if type(answer) is dict and answer.get("type") == "noul" else None
-            if type(p) is float and q.type == "noul" and 0.0 <= p <= 1.0:
-                # the common valid noul, inline: no contract problem, and decide()'s rule
-                decision, prob = p >= 0.5, max(p, 1.0 - p)
+            wrong = contract_problems(q, answer)
+            if wrong or q.type == "noul":  # decide() reads a noul as cheaply as anything could
+                problems.extend(wrong)
+                decided = decide(q, answer) if isinstance(answer, dict) else None
             else:
-                wrong = contract_problems(q, answer)
-                if wrong:
-                    problems.extend(wrong)
-                    decided = decide(q, answer) if isinstance(answer, dict) else None
-                else:
-                    decided = _decide_valid(q, answer)
-                if decided is None:
-                    missing += 1
-                    continue
-                decision, prob = decided
+                decided = _decide_valid(q, answer)
+            if decided is None:
+                missing += 1
+                continue
+            decision, prob = decided
             correct = decision == gold
             qi = qindex[qid]
             items_by_q[qi] += 1
