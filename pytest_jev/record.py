@@ -80,7 +80,8 @@ def record_run(config: pytest.Config, options: Options) -> None:
         gold = {c.id: dict(c.expect) for c in pack.cases}
         backend = make_backend(options.backend, base_url=options.base_url, model=options.model, gold=gold)
         folder_id = backend.backend_id(None)
-        requested = (options.model if backend.name == "jev" else None) or pack.record_model
+        model = options.model if backend.name == "jev" else None  # other backends name their model in the spec
+        requested = model or pack.record_model
         first = _start_path(options, backend, folder, pack.id, requested)
         first.parent.mkdir(parents=True, exist_ok=True)
         for k in range(1, repeat + 1):
@@ -89,8 +90,7 @@ def record_run(config: pytest.Config, options: Options) -> None:
             progress = None if quiet else _progress_writer(tr, label)
             summary = record_pack_sync(pack, backend, out, mode=options.record_mode,
                                        concurrency=options.concurrency, rpm=options.rpm, progress=progress,
-                                       shuffle_seed=options.shuffle_seed,
-                                       model=options.model if backend.name == "jev" else None)
+                                       shuffle_seed=options.shuffle_seed, model=model)
             served = summary.served_models[0] if len(summary.served_models) == 1 else None
             out = _settle(out, backend.backend_id(served) if served else folder_id)
             if tr is not None and progress is not None:
