@@ -283,3 +283,20 @@ def test_large_runs_freeze_collected_objects_until_the_end(pytester: pytest.Pyte
     assert len(counts) == 16
     assert all(c > 0 for c in counts) if frozen else all(c == 0 for c in counts)
     assert gc.get_freeze_count() == 0  # handed back when the session ends
+
+
+EXIT_PROBE = """
+import atexit, gc, pathlib
+import pytest_jev.nodes
+pytest_jev.nodes.FREEZE_MIN_CASE_ITEMS = 12  # the toy pack has 12 cases
+atexit.register(lambda: pathlib.Path("exit.txt").write_text(str(gc.get_freeze_count())))
+"""
+
+
+def test_command_line_runs_stay_frozen_until_the_process_exits(pytester: pytest.Pytester, toy: Path) -> None:
+    """pytest's CLI ends the process next: its final collections would only walk the session again."""
+    pytester.makeconftest(EXIT_PROBE)
+    result = pytester.runpytest_subprocess("packs")
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["*14 passed, 2 mismatched*"])
+    assert int((pytester.path / "exit.txt").read_text()) > 0
