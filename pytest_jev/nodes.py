@@ -20,12 +20,14 @@ MISMATCH_KEY = "jev_mismatch"  # user_properties key carrying one case's mismatc
 STATE_EXCERPT = 120
 # From this many case items on (one pack, or the whole session), what collection built is
 # frozen out of the cyclic GC until the session ends.
-FREEZE_MIN_CASE_ITEMS = 10_000
+FREEZE_MIN_CASES = 10_000
 FROZEN_KEY = pytest.StashKey[bool]()
 
 
-def freeze_if_large(config: pytest.Config, n_case_items: int) -> None:
+def freeze_if_large(config: pytest.Config, n_cases: int) -> None:
     """Move every object alive now (packs, graded outcomes, items) out of the GC's reach.
+
+    Called once a pack is loaded (per-case or bulk) and again when collection ends.
 
     They live until the session ends and hold no cycles worth collecting, yet each full
     collection walks all of them: with 100,000 case items that is about a sixth of the
@@ -33,7 +35,7 @@ def freeze_if_large(config: pytest.Config, n_case_items: int) -> None:
     collection first (a full one costs ~0.5 s here): the little cyclic garbage collection
     leaves behind is collected after the unfreeze.
     """
-    if n_case_items >= FREEZE_MIN_CASE_ITEMS:
+    if n_cases >= FREEZE_MIN_CASES:
         gc.freeze()
         config.stash[FROZEN_KEY] = True
 
@@ -118,7 +120,7 @@ class PackDirectory(pytest.Directory):
             # Items only add live objects, no garbage; and once the pack is frozen the GC's
             # full-collection threshold is tiny, so it would walk the growing item list again
             # and again (18 full collections for 100,000 items). The session freezes it all next.
-            with gc_paused() if len(self.pack.cases) >= FREEZE_MIN_CASE_ITEMS else nullcontext():
+            with gc_paused() if len(self.pack.cases) >= FREEZE_MIN_CASES else nullcontext():
                 for index, case in enumerate(self.pack.cases):
                     yield make(self, name=f"case[{case.id}]", index=index)
         for gate in self.pack.gates.names():
@@ -138,7 +140,7 @@ class PackDirectory(pytest.Directory):
             self.cases_file = pack.cases_file
         if recording is not None:
             self.prepared = prepare_pack(pack, recording, self.options, pricing)
-        if pack is not None and not self._bulk():
+        if pack is not None:  # bulk too: the pack's objects would be walked, at exit as well
             freeze_if_large(self.config, len(pack.cases))
 
     def _bulk(self) -> bool:

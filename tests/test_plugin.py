@@ -267,20 +267,21 @@ def pytest_runtest_call(item):
 """
 
 
-@pytest.mark.parametrize("threshold, frozen", [(12, True), (13, False)])
+@pytest.mark.parametrize("threshold, frozen, case_items, n_items",
+                         [(12, True, "all", 16), (13, False, "all", 16), (12, True, "none", 5)])
 def test_large_runs_freeze_collected_objects_until_the_end(pytester: pytest.Pytester, toy: Path,
-                                                           monkeypatch: pytest.MonkeyPatch,
-                                                           threshold: int, frozen: bool) -> None:
+                                                           monkeypatch: pytest.MonkeyPatch, threshold: int,
+                                                           frozen: bool, case_items: str, n_items: int) -> None:
     import gc
 
     from pytest_jev import nodes
 
     assert gc.get_freeze_count() == 0
-    monkeypatch.setattr(nodes, "FREEZE_MIN_CASE_ITEMS", threshold)  # the toy pack has 12 cases
+    monkeypatch.setattr(nodes, "FREEZE_MIN_CASES", threshold)  # the toy pack has 12 cases
     pytester.makeconftest(FREEZE_PROBE)
-    pytester.inline_run("packs").assertoutcome(passed=16)
+    pytester.inline_run("packs", f"--jev-case-items={case_items}").assertoutcome(passed=n_items)
     counts = json.loads((pytester.path / "freeze.json").read_text())
-    assert len(counts) == 16
+    assert len(counts) == n_items
     assert all(c > 0 for c in counts) if frozen else all(c == 0 for c in counts)
     assert gc.get_freeze_count() == 0  # handed back when the session ends
 
@@ -288,7 +289,7 @@ def test_large_runs_freeze_collected_objects_until_the_end(pytester: pytest.Pyte
 EXIT_PROBE = """
 import atexit, gc, pathlib
 import pytest_jev.nodes
-pytest_jev.nodes.FREEZE_MIN_CASE_ITEMS = 12  # the toy pack has 12 cases
+pytest_jev.nodes.FREEZE_MIN_CASES = 12  # the toy pack has 12 cases
 atexit.register(lambda: pathlib.Path("exit.txt").write_text(str(gc.get_freeze_count())))
 """
 
