@@ -7,8 +7,9 @@ SPEC.md "Reading the numbers"), reproduced to the last bit:
   is compensated (Neumaier). Point estimates use that very algorithm (`py_sum`), on any
   Python. Inside the bootstrap, bin sums are computed exactly in integer limbs and
   rounded once: that equals Neumaier's result unless the exact sum sits within about
-  n^2 * 2^-106 of a rounding midpoint, which needs probabilities spread over dozens of
-  binades (never seen in a recording; checked against a literal reference in tests).
+  n^2 * 2^-104 of a rounding midpoint, and those rare sums are redone with `py_sum`.
+  Probabilities that are NaN or infinite (answers that break their contract) follow
+  jevassert's item-by-item loop instead. Both checked against a literal reference.
 * Bootstrap draws are Python's ``random.Random(seed).randrange(n)`` stream, produced
   in bulk from numpy's MT19937 set to the same state (32-bit words, top k bits,
   rejection of values >= n).
@@ -21,7 +22,7 @@ import queue
 import random
 import threading
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -34,11 +35,9 @@ CONFIDENCE = 0.95
 
 def py_sum(values: list[float]) -> float:
     """CPython >= 3.12's sum() of floats (Neumaier compensation), on any Python version."""
-    if not values:
-        return 0.0
-    total = values[0]
+    total = 0.0  # sum() starts from 0, so a lone -0.0 sums to 0.0
     comp = 0.0
-    for x in values[1:]:
+    for x in values:
         t = total + x
         if abs(total) >= abs(x):
             comp += (total - t) + x
@@ -60,21 +59,25 @@ def mean_float(values: np.ndarray) -> float:
 
 def ece(prob: np.ndarray, correct: np.ndarray, bins: int = ECE_BINS) -> float:
     """Expected calibration error on `bins` equal-mass bins of the sorted (p, correct) pairs."""
-    n = prob.shape[0]
-    if n == 0:
+    if prob.shape[0] == 0:
         return 0.0
+    if not np.isfinite(prob).all():  # NaN has no place in numpy's sort order: sort as Python does
+        return _ece_of_sorted(sorted(zip(prob.tolist(), correct.tolist())), bins)
     order = np.lexsort((correct, prob))
-    p_sorted = prob[order].tolist()
-    c_sorted = correct[order]
+    return _ece_of_sorted(list(zip(prob[order].tolist(), correct[order].tolist())), bins)
+
+
+def _ece_of_sorted(pairs: list[tuple[float, bool]], bins: int) -> float:
+    n = len(pairs)
     k = min(bins, n)
     total = 0.0
     for i in range(k):
-        lo, hi = i * n // k, (i + 1) * n // k
-        if hi == lo:
+        chunk = pairs[i * n // k:(i + 1) * n // k]
+        if not chunk:
             continue
-        size = hi - lo
-        mean_p = py_sum(p_sorted[lo:hi]) / size
-        mean_c = int(np.count_nonzero(c_sorted[lo:hi])) / size
+        size = len(chunk)
+        mean_p = py_sum([p for p, _ in chunk]) / size
+        mean_c = sum(1 for _, c in chunk if c) / size
         total += size / n * abs(mean_p - mean_c)
     return total
 
@@ -225,9 +228,9 @@ def resamples(n: int, count: int, seed: int, rows_per_block: int) -> Iterator[np
         done += rows
 
 
-def _interval(stats: np.ndarray) -> tuple[float, float]:
-    b = stats.shape[0]
-    ordered = np.sort(stats)
+def _interval(ordered: Sequence[float] | np.ndarray) -> tuple[float, float]:
+    """Percentile interval of already sorted statistics."""
+    b = len(ordered)
     low = max(0, int((1 - CONFIDENCE) / 2 * b))  # jevassert's own expression, bit for bit
     high = min(b - 1, int((1 + CONFIDENCE) / 2 * b))
     return float(ordered[low]), float(ordered[high])
@@ -236,39 +239,69 @@ def _interval(stats: np.ndarray) -> tuple[float, float]:
 class _ExactSums:
     """Sums of sorted probabilities over position ranges of a resample, exactly.
 
-    Each probability is an integer multiple of 2**-scale; it is split into 31-bit
-    integer limbs so prefix sums stay exact in int64. The bin sum is then rounded
-    once, correctly, like a compensated Python sum.
+    Each finite float is an integer multiple of 2**-scale (scale: the largest power of two
+    in any value's denominator, up to 1074 for subnormals). The integers are split into
+    31-bit limbs so prefix sums stay exact in int64, negative values in limbs of their
+    own. A bin's sum is put back together as a Python int and divided by 2**scale, which
+    Python rounds correctly: one rounding, like a compensated Python sum.
     """
 
     LIMB = 31
 
     def __init__(self, p_sorted: np.ndarray) -> None:
-        values = p_sorted.tolist()
-        scale = 0
-        for v in values:
-            if v > 0.0:
-                mant, exp = math.frexp(v)
-                m = int(math.ldexp(mant, 53))
-                scale = max(scale, 53 - exp - ((m & -m).bit_length() - 1))
-        self.scale = scale
-        ints = [int(math.ldexp(v, scale)) for v in values]
-        top = max(ints, default=0).bit_length()
-        self.n_limbs = max(1, -(-top // self.LIMB))
+        self.values = p_sorted
+        ratios = [v.as_integer_ratio() for v in p_sorted.tolist()]  # finite values only
+        self.scale = scale = max((den.bit_length() - 1 for _, den in ratios), default=0)
+        ints = [num << (scale - den.bit_length() + 1) for num, den in ratios]
         mask = (1 << self.LIMB) - 1
-        self.limbs = [np.asarray([(x >> (self.LIMB * i)) & mask for x in ints], dtype=np.int64)
-                      for i in range(self.n_limbs)]
 
-    def to_float(self, limb_sums: list[np.ndarray]) -> np.ndarray:
+        def split(values: list[int]) -> list[np.ndarray]:
+            n_limbs = max(1, -(-max(values, default=0).bit_length() // self.LIMB))
+            return [np.asarray([(x >> (self.LIMB * i)) & mask for x in values], dtype=np.int64)
+                    for i in range(n_limbs)]
+
+        self.limbs = split([max(x, 0) for x in ints])
+        self.n_positive = len(self.limbs)
+        if any(x < 0 for x in ints):
+            self.limbs += split([max(-x, 0) for x in ints])
+
+    def to_float(self, limb_sums: list[np.ndarray], sizes: list[int]) -> tuple[np.ndarray, list[int]]:
+        """Each bin's sum rounded once, and the flat indices of sums too close to a rounding
+        midpoint to be sure a compensated sum rounds the same way.
+
+        Neumaier's sum lands within n^2 * 2^-104 * sum(|x|) of the exact value before its
+        last rounding (a loose bound), so both round alike unless the exact value is that
+        close to a midpoint between two doubles. The caller redoes those few sums literally.
+        """
         flat = [s.ravel().tolist() for s in limb_sums]
         out = np.empty(limb_sums[0].size, dtype=np.float64)
-        scale = self.scale
+        scale, width = self.scale, len(sizes)
+        unit = 1 << scale
+        positive, negative = flat[:self.n_positive], flat[self.n_positive:]
+        near: list[int] = []
         for j in range(out.size):
-            total = 0
-            for i, s in enumerate(flat):
-                total += s[j] << (self.LIMB * i)
-            out[j] = math.ldexp(float(total), -scale) if total < (1 << 1000) else float(total) / (2 ** scale)
-        return out.reshape(limb_sums[0].shape)
+            plus = minus = 0
+            for i, s in enumerate(positive):
+                plus += s[j] << (self.LIMB * i)
+            for i, s in enumerate(negative):
+                minus += s[j] << (self.LIMB * i)
+            total = plus - minus
+            rounded = out[j] = total / unit
+            # 2 * |exact - midpoint| and the bound, both in units of 2**-(scale + 1)
+            at = _scaled(rounded, scale)
+            toward = math.nextafter(rounded, math.inf if total > at else -math.inf)
+            gap = abs(2 * total - at - _scaled(toward, scale))
+            if gap * (1 << 104) <= 2 * sizes[j % width] ** 2 * (plus + minus):
+                near.append(j)
+        return out.reshape(limb_sums[0].shape), near
+
+
+def _scaled(value: float, scale: int) -> int:
+    """value * 2**scale as an exact integer (value a finite multiple of 2**-scale, or inf)."""
+    if not math.isfinite(value):
+        return 1 << (scale + 1100)  # beyond any sum: never near
+    num, den = value.as_integer_ratio()
+    return num << scale >> (den.bit_length() - 1)
 
 
 def bootstrap(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int = 0,
@@ -283,6 +316,8 @@ def bootstrap(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int
     n = prob.shape[0]
     if n == 0 or n_resamples <= 0:
         return None, None
+    if not np.isfinite(prob).all():
+        return _bootstrap_literal(prob, correct, n_resamples, seed, bins)
     order = np.lexsort((correct, prob))
     p_sorted, c_sorted = prob[order], correct[order]
     starts = np.ones(n, dtype=bool)
@@ -305,7 +340,23 @@ def bootstrap(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int
         acc_stats[start:start + rows] = (counts @ g_correct) / n
         ece_stats[start:start + rows] = _ece_rows(counts, n, sums, g_correct, bounds, sizes)
         start += rows
-    return _interval(acc_stats), _interval(ece_stats)
+    return _interval(np.sort(acc_stats)), _interval(np.sort(ece_stats))
+
+
+def _bootstrap_literal(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int, bins: int
+                       ) -> tuple[tuple[float, float], tuple[float, float]]:
+    """jevassert's own resampling loop, item by item, for probabilities that are not all
+    finite. Only answers that break their contract carry NaN or infinity; their sums follow
+    Python's float rules, which integer sums cannot express. Slow: n x resamples in Python."""
+    rng = random.Random(seed)
+    pairs = list(zip(prob.tolist(), correct.tolist()))  # one float object per item, as jevassert has
+    n = len(pairs)
+    acc_stats, ece_stats = [], []
+    for _ in range(n_resamples):
+        sample = [pairs[rng.randrange(n)] for _ in range(n)]
+        acc_stats.append(sum(1 for _, c in sample if c) / n)
+        ece_stats.append(_ece_of_sorted(sorted(sample), bins))
+    return _interval(sorted(acc_stats)), _interval(sorted(ece_stats))  # Python's sort, NaN included
 
 
 APART_MIN_DRAWS = 20_000_000  # items x resamples from which bootstrap_apart uses a child process
@@ -382,7 +433,11 @@ def _ece_rows(counts: np.ndarray, n: int, sums: _ExactSums, g_correct: np.ndarra
 
     limb_bins = [np.diff(prefix(limb), axis=1) for limb in sums.limbs]
     correct_bins = np.diff(prefix(g_correct), axis=1)
-    sum_p = sums.to_float(limb_bins)
+    sum_p, near = sums.to_float(limb_bins, sizes.tolist())
+    for j in near:  # rare: add this bin's probabilities up as Python's sum() would, in order
+        row, i = divmod(j, sizes.shape[0])
+        sequence = np.repeat(sums.values, counts[row])[bounds[i]:bounds[i + 1]]
+        sum_p[row, i] = py_sum(sequence.tolist())
     total = np.zeros(rows, dtype=np.float64)
     for i, size in enumerate(sizes.tolist()):
         mean_p = sum_p[:, i] / size

@@ -12,13 +12,9 @@ import random
 
 
 def neumaier(values):
-    it = iter(values)
-    try:
-        total = float(next(it))
-    except StopIteration:
-        return 0
+    total = 0.0  # sum() starts from 0: a lone -0.0 sums to 0.0
     comp = 0.0
-    for x in it:
+    for x in values:
         t = total + x
         if abs(total) >= abs(x):
             comp += (total - t) + x

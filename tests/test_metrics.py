@@ -69,6 +69,32 @@ def test_point_statistics_match_the_reference(items) -> None:
     assert metrics.mean_bool(c) == reference.mean(c.tolist())
 
 
+# floats a recording can hold once an answer breaks its contract, or sits at the edges of
+# the double range: negatives, -0.0, subnormals, huge values, infinity and NaN
+odd_floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True),
+                       st.sampled_from([-0.0, 0.0, 5e-324, 1e-300, 2.0**-106, 2.0**-53, 1e300, -0.01, 0.5, 1.0]))
+
+
+@settings(max_examples=80, deadline=None)
+@given(items=st.lists(st.tuples(odd_floats, st.booleans()), min_size=1, max_size=40),
+       b=st.integers(min_value=1, max_value=30), seed=st.integers(0, 3))
+def test_bootstrap_and_point_statistics_follow_python_floats_at_the_edges(items, b, seed) -> None:
+    """Bit for bit (repr tells -0.0 and NaN apart), against Python's own float arithmetic."""
+    p = np.asarray([x for x, _ in items], dtype=float)
+    c = np.asarray([y for _, y in items], dtype=bool)
+    assert repr(metrics.bootstrap(p, c, b, seed)) == repr(reference.intervals(p.tolist(), c.tolist(), b, seed))
+    assert repr(metrics.ece(p, c)) == repr(reference.ece(p.tolist(), c.tolist()))
+    assert repr(metrics.mean_float(p)) == repr(reference.mean(p.tolist()))
+
+
+def test_a_bin_sum_on_a_rounding_midpoint_is_summed_as_python_does() -> None:
+    """2**-106 + 2**-53 + 1.0: the exact sum rounds up, Neumaier's sum (Python 3.12) to 1.0."""
+    p = np.asarray([2.0**-106] * 15 + [2.0**-53] + [1.0] * 11)
+    c = np.asarray([int(x) for x in "001100001100100011101010100"], dtype=bool)
+    assert metrics.bootstrap(p, c, 1000, 0) == reference.intervals(p.tolist(), c.tolist(), 1000, 0)
+    assert metrics.bootstrap(p, c, 1000, 0)[1][0] == 0.14814814814814814  # jevassert check --json
+
+
 def test_bootstrap_large_random_matches_reference() -> None:
     rng = random.Random(3)
     p = np.asarray([round(rng.uniform(0.34, 1.0), 2) for _ in range(700)])
