@@ -316,7 +316,7 @@ def bootstrap(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int
     n = prob.shape[0]
     if n == 0 or n_resamples <= 0:
         return None, None
-    if not np.isfinite(prob).all():
+    if not np.isfinite(prob).all() or float(np.abs(prob).max()) * n >= 2.0**1023:  # sums may overflow
         return _bootstrap_literal(prob, correct, n_resamples, seed, bins)
     order = np.lexsort((correct, prob))
     p_sorted, c_sorted = prob[order], correct[order]
@@ -346,8 +346,9 @@ def bootstrap(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int
 def _bootstrap_literal(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int, bins: int
                        ) -> tuple[tuple[float, float], tuple[float, float]]:
     """jevassert's own resampling loop, item by item, for probabilities that are not all
-    finite. Only answers that break their contract carry NaN or infinity; their sums follow
-    Python's float rules, which integer sums cannot express. Slow: n x resamples in Python."""
+    finite or whose sums could overflow. Only answers that break their contract carry
+    those; their sums follow Python's float rules (inf, NaN), which integer sums cannot
+    express. Slow: n x resamples in Python."""
     rng = random.Random(seed)
     pairs = list(zip(prob.tolist(), correct.tolist()))  # one float object per item, as jevassert has
     n = len(pairs)
