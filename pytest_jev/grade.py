@@ -99,7 +99,7 @@ def decide(question: Question, answer: dict[str, Any]) -> tuple[Any, float] | No
             decision = answer.get("choice") or best
             return decision, probs.get(decision, max(probs.values()))
         return question.levels[int(best)], probs[best]
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):  # OverflowError: float(10**400)
         return None
 
 

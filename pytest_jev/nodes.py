@@ -295,7 +295,10 @@ class GateItem(JevItem):
         d.attach_run()
         if d.options.no_gates:
             pytest.skip("--jev-no-gates: gates are not evaluated")
-        result = d.result()
+        try:
+            result = d.result()
+        except Exception as exc:  # the summary says it too; here it fails the gate, in one line
+            raise JevFailure([f"gate {self.gate}: metrics failed: {type(exc).__name__}: {exc}"]) from None
         gate = next(g for g in result.gates if g.gate == self.gate)
         if gate.outcome == "skipped":
             pytest.skip(f"gate {gate.gate} not computable: {gate.detail}")

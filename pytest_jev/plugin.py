@@ -105,7 +105,7 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    if report.user_properties and report.when == "call" and report.passed and any(
+    if getattr(report, "user_properties", None) and report.when == "call" and report.passed and any(
             key in (MISMATCH_KEY, "jev_mismatch_count") for key, _ in report.user_properties):
         return "mismatched", "M", ("MISMATCH", {"yellow": True})
     return None
@@ -142,7 +142,10 @@ class JevReporter:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         path = self.options.json_path
-        runs = self.config.stash[RUNS_KEY].sorted()
+        store = self.config.stash[RUNS_KEY]
+        runs = store.sorted()
+        if store.failures and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a pack without numbers is not a pass
         stability = [s.as_dict() for s in self.config.stash.get(STABILITY_KEY, [])]
         if path is not None and (runs or stability):
             from .report.json import write_runs

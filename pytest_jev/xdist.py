@@ -10,6 +10,7 @@ import pytest
 from .nodes import RUNS_KEY
 
 OUTPUT_KEY = "jev_runs"
+FAILURES_KEY = "jev_failures"
 
 
 class XdistBridge:
@@ -19,8 +20,9 @@ class XdistBridge:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workeroutput"):
-            runs = self.config.stash[RUNS_KEY].sorted()
-            self.config.workeroutput[OUTPUT_KEY] = json.dumps(runs)
+            store = self.config.stash[RUNS_KEY]
+            self.config.workeroutput[OUTPUT_KEY] = json.dumps(store.sorted())
+            self.config.workeroutput[FAILURES_KEY] = json.dumps(store.failures)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -28,3 +30,4 @@ class XdistBridge:
         store = self.config.stash[RUNS_KEY]
         for payload in json.loads(output.get(OUTPUT_KEY, "[]")):
             store.add(payload)
+        store.failures.extend(json.loads(output.get(FAILURES_KEY, "[]")))

@@ -301,3 +301,33 @@ def test_command_line_runs_stay_frozen_until_the_process_exits(pytester: pytest.
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*14 passed, 2 mismatched*"])
     assert int((pytester.path / "exit.txt").read_text()) > 0
+
+
+BROKEN_METRICS = """
+import pytest_jev.metrics as m
+def boom(*args, **kwargs):
+    raise RuntimeError("boom")
+m.bootstrap = m.bootstrap_apart = boom
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+def test_metrics_that_fail_make_the_run_red_even_without_gates(pytester: pytest.Pytester, toy: Path,
+                                                               xdist: list[str]) -> None:
+    pytester.makeconftest(BROKEN_METRICS)
+    result = pytester.runpytest_subprocess("packs", *xdist)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*gate min_accuracy: metrics failed: RuntimeError: boom*"])
+    no_gates = pytester.runpytest_subprocess("packs", "--jev-no-gates", *xdist)
+    assert no_gates.ret == pytest.ExitCode.TESTS_FAILED  # every item passed, yet the pack has no numbers
+    no_gates.stdout.fnmatch_lines(["jev: toy (*): metrics failed: RuntimeError: boom"])
+    assert "Traceback" not in no_gates.stdout.str() + result.stdout.str()
+
+
+def test_json_report_escapes_a_lone_surrogate_instead_of_crashing(tmp_path: Path) -> None:
+    from pytest_jev.report.json import write_runs
+
+    path = write_runs(tmp_path / "out.json", [{"pack": "p", "model": "m-\ud800", "note": "café"}])
+    assert json.loads(path.read_text(encoding="ascii"))["runs"][0]["model"] == "m-\ud800"
+    write_runs(path, [{"pack": "p", "note": "café"}])
+    assert "café" in path.read_text(encoding="utf-8")  # readable UTF-8 whenever it can be

@@ -19,6 +19,10 @@ def write_runs(path: Path, runs: list[dict[str, Any]], stability: list[dict[str,
     doc: dict[str, Any] = {"runs": runs}
     if stability:
         doc["stability"] = stability
-    tmp.write_text(json.dumps(doc, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    try:
+        data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (legal JSON escape, e.g. in a case id): escape all
+        data = (json.dumps(doc, indent=2) + "\n").encode("ascii")
+    tmp.write_bytes(data)
     os.replace(tmp, path)
     return path
