@@ -69,7 +69,8 @@ def evaluate_gates(declared: dict[str, Any], m: dict[str, Any], lines: dict[str,
     if "min_accuracy_ci_lower" in declared:
         v = float(declared["min_accuracy_ci_lower"])
         ci = m["accuracy_ci"]
-        out.append(GateResult("min_accuracy_ci_lower", SKIPPED, "bootstrap disabled (--jev-bootstrap 0)",
+        why = "no items in recording" if not m.get("n_items") else "bootstrap disabled (--jev-bootstrap 0)"
+        out.append(GateResult("min_accuracy_ci_lower", SKIPPED, why,
                               "accuracy_ci_lower", None, None, v) if ci is None else
                    _at_least("min_accuracy_ci_lower", "accuracy_ci_lower", ci[0], v,
                              f"accuracy CI lower {ci[0]:.3f} >= {v:.3f}", _tuple(ci)))

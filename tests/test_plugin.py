@@ -68,6 +68,17 @@ def test_uncomputable_gate_is_skipped_with_reason(pytester: pytest.Pytester) -> 
                                  "*max_p95_latency_ms not computable: no latency data in recording*"])
 
 
+def test_interval_gate_without_items_names_that_not_the_bootstrap(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, gates="min_accuracy_ci_lower: 0.1\n")
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    rec = pytester.path / "results/jev-1.13.0/toy.predictions.jsonl"
+    lines = [json.loads(x) for x in rec.read_text().splitlines()]
+    rec.write_text("".join(json.dumps({**x, "answers": None, "error": "timeout"}) + "\n" for x in lines))
+    result = pytester.runpytest("packs", "-rs", "-k", "gate")
+    result.assert_outcomes(skipped=1, deselected=14)
+    result.stdout.fnmatch_lines(["*min_accuracy_ci_lower not computable: no items in recording*"])
+
+
 def test_no_gates_skips_gate_items(pytester: pytest.Pytester, toy: Path) -> None:
     result = pytester.runpytest("packs", "--jev-no-gates", "-k", "gate")
     result.assert_outcomes(skipped=2, deselected=14)
