@@ -18,6 +18,7 @@ from typing import Any, Hashable, Mapping
 from .bulk import gc_paused
 from .errors import RecordingError, RecordingNotFound
 from .packs import schema
+from .packs.loader import split_jsonl
 
 
 @dataclass(frozen=True)
@@ -48,15 +49,21 @@ _ABSENT = object()  # a key left out is not the same as a key set to null
 def _skeleton_of(properties: Mapping[str, Any]) -> Any:
     """What a line's validity depends on under the recording schema: the type of each
     property the schema constrains (absent, null and each JSON type told apart), whether
-    case_id is empty, and the types of the answers' values. Keys it does not describe
+    case_id is empty, and whether a float given for an integer property is integral (the
+    schema takes 1.0 as an integer). Keys it does not describe, and what answers holds,
     are free, so a line's dozen provenance keys cost nothing here."""
-    checked = tuple(k for k, rule in properties.items() if rule is not True and k != "answers")
+    checked = tuple(k for k, rule in properties.items() if rule is not True)
+    integral = tuple(k for k in checked if "integer" in _json_types(properties[k]))
 
     def skeleton(doc: Any) -> Hashable:
-        answers = doc.get("answers", _ABSENT)
         return (tuple(type(doc.get(k, _ABSENT)) for k in checked), bool(doc.get("case_id")),
-                tuple(type(v) for v in answers.values()) if type(answers) is dict else type(answers))
+                tuple(v.is_integer() for v in map(doc.get, integral) if type(v) is float))
     return skeleton
+
+
+def _json_types(rule: Mapping[str, Any]) -> tuple[str, ...]:
+    kind = rule.get("type", ())
+    return (kind,) if isinstance(kind, str) else tuple(kind)
 
 
 def load_recording(path: str | Path) -> Recording:
@@ -67,14 +74,15 @@ def load_recording(path: str | Path) -> Recording:
         raise RecordingNotFound("recording not found", file=path) from None
     except OSError as exc:
         raise RecordingError(f"cannot read the recording ({exc.strerror})", file=path) from None
-    torn = bool(data) and not data.endswith(b"\n")
-    whole = data.rfind(b"\n") + 1  # a torn tail may end inside a multi-byte character
+    torn = bool(data) and not data.endswith((b"\n", b"\r"))
+    # a torn tail may end inside a multi-byte character: it is decoded apart
+    whole = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1 if torn else len(data)
     try:
-        raw_lines = data[:whole].decode("utf-8").split("\n")
+        raw_lines = split_jsonl(data[:whole].decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise RecordingError(f"not UTF-8 text (byte {exc.start})", file=path, fix="re-record the file") from None
     if torn:
-        raw_lines[-1] = data[whole:].decode("utf-8", errors="replace")
+        raw_lines.append(data[whole:].decode("utf-8", errors="replace"))
     with gc_paused():
         lines, numbers = _parse_lines(path, raw_lines, torn)
     return Recording(path, MappingProxyType(lines), MappingProxyType(numbers),
@@ -88,9 +96,10 @@ def _parse_lines(path: Path, raw_lines: list[str], torn: bool
     lines: dict[str, Mapping[str, Any]] = {}
     numbers: dict[str, int] = {}
     loads = json.loads
-    last = len(raw_lines) - (0 if torn else 1)
-    for number, raw in enumerate(raw_lines[:last], 1):
-        if not raw.strip():
+    last = len(raw_lines)
+    for number, raw in enumerate(raw_lines, 1):
+        raw = raw.strip()  # as jevassert does: a trailing NBSP or form feed is not an error
+        if not raw:
             continue
         try:
             doc = loads(raw)

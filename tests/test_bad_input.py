@@ -62,6 +62,12 @@ def spoil_noul_gold(f: Path) -> None:
     _write_lines(f / "cases.jsonl", rows)
 
 
+def spoil_surrogate_id(f: Path) -> None:
+    rows = _lines(f / "cases.jsonl")
+    rows[6]["id"] = "bad-\ud800"  # json.dumps writes the legal escape \ud800
+    _write_lines(f / "cases.jsonl", rows)
+
+
 def spoil_gate_key(f: Path) -> None:
     (f / "gates.yaml").write_text("min_accuracy: 0.5\nmin_acuracy: 0.5\n")
 
@@ -76,6 +82,7 @@ PACK_CASES = [
     (spoil_state, "cases.jsonl:6: state keys ['msg'] differ from state.fields ['message']", "state.fields"),
     (spoil_noul_gold, 'cases.jsonl:1: expect.refund is "yes", not a JSON boolean', "noul: true/false"),
     (spoil_gate_key, "gates.yaml:2: unknown gate 'min_acuracy'", "use one of min_accuracy"),
+    (spoil_surrogate_id, 'cases.jsonl:7: case id "bad-\\ud800" holds a lone surrogate escape', "valid Unicode"),
 ]
 
 
@@ -197,7 +204,7 @@ def test_recording_lines_are_checked_per_shape_not_trusted_from_a_similar_line(t
     good = {"case_id": "a", "model": "m", "answers": {"q": {"type": "noul", "noul": 0.9}}, "error": None,
             "extra": [1, 2]}
     spoiled = [({"record_version": None}, "record_version"), ({"model": 7}, "model"),
-               ({"answers": {"q": 0.9}}, "answers.q"), ({"case_id": ""}, "case_id"),
+               ({"answers": [0.9]}, "answers"), ({"case_id": ""}, "case_id"),
                ({"latency_ms": True}, "latency_ms")]
     for change, where in spoiled:
         path = tmp_path / "r.jsonl"

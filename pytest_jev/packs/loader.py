@@ -122,7 +122,8 @@ def _line_of(lines: dict[tuple[Any, ...], int], path: tuple[Any, ...]) -> int | 
 
 
 def _normalise_threshold_keys(raw: dict[str, Any]) -> None:
-    """YAML reads `true:` as a boolean key; thresholds name noul labels as strings."""
+    """YAML reads `true:` as a boolean key and `1:` as an integer one; thresholds name
+    labels as strings (jevassert reads such keys the same way)."""
     thresholds = raw.get("thresholds")
     if isinstance(thresholds, dict):
         for qid, floors in list(thresholds.items()):
@@ -135,6 +136,8 @@ def _label(key: Any) -> Any:
         return "true"
     if key is False:
         return "false"
+    if isinstance(key, int):
+        return str(key)
     return key
 
 
@@ -255,13 +258,16 @@ def load_cases(file: Path, fields: tuple[str, ...], questions: dict[str, Questio
     seen: dict[str, int] = {}
     cases: list[Case] = []
     loads = json.loads
-    for number, text in enumerate(_read_lines(file), 1):
-        if not text.strip():
+    for number, line in enumerate(_read_lines(file), 1):
+        text = line.strip()
+        if not text:
             raise PackError("blank line", file=file, line=number, fix="delete the empty line")
         try:
             doc = loads(text)
         except ValueError as exc:
-            raise PackError(f"not valid JSON ({getattr(exc, 'msg', exc)} at column {getattr(exc, 'colno', '?')})",
+            column = getattr(exc, "colno", None)
+            where = "?" if column is None else column + len(line) - len(line.lstrip())
+            raise PackError(f"not valid JSON ({getattr(exc, 'msg', exc)} at column {where})",
                             file=file, line=number, fix="each line must be one complete JSON object") from None
         if not isinstance(doc, dict):
             raise PackError("a case must be a JSON object", file=file, line=number,
@@ -271,6 +277,9 @@ def load_cases(file: Path, fields: tuple[str, ...], questions: dict[str, Questio
             raise PackError(_case_problem(error, doc, fields, questions), file=file, line=number,
                             fix=_case_fix(error, fields, questions))
         case_id = doc["id"]
+        if not (case_id.isascii() or _encodable(case_id)):
+            raise PackError(f"case id {json.dumps(case_id)} holds a lone surrogate escape", file=file, line=number,
+                            fix="write the id in valid Unicode (pytest node ids must be)")
         if case_id in seen:
             raise PackError(f"duplicate case id '{case_id}' (first on line {seen[case_id]})", file=file,
                             line=number, fix="give every case a unique id")
@@ -282,11 +291,34 @@ def load_cases(file: Path, fields: tuple[str, ...], questions: dict[str, Questio
     return tuple(cases)
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _read_lines(file: Path) -> list[str]:
     try:
-        return file.read_text(encoding="utf-8").splitlines()
+        return split_jsonl(file.read_bytes().decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise PackError(f"not UTF-8 text (byte {exc.start})", file=file, fix="save the file as UTF-8") from None
+
+
+def split_jsonl(text: str) -> list[str]:
+    """The lines of JSON Lines text, broken at CR LF, a lone CR or a lone LF only.
+
+    A JSON string may hold a raw U+2028, U+2029 or U+0085, where str.splitlines()
+    would break it; a raw CR or LF cannot occur inside one. A final line break ends
+    the last line instead of opening an empty one.
+    """
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    if not lines[-1]:
+        lines.pop()
+    return lines
 
 
 def _case_problem(error: Any, doc: dict[str, Any], fields: tuple[str, ...], questions: dict[str, Question]) -> str:
