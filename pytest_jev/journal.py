@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RecordingError
+from .recording import split_recording
 
 # Keys that may hold secrets in the environment: any value of theirs found in a line
 # is masked before the line is written (belt and braces: backends never put keys in
@@ -67,11 +68,12 @@ def read_recording(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
         data = path.read_bytes()
     except FileNotFoundError:
         return {}, []
-    lines, _torn = _split(data)
+    lines, _tail = split_recording(path, data)  # lines split as replay splits them
     out: dict[str, dict[str, Any]] = {}
     order: list[str] = []
     for number, raw in enumerate(lines, 1):
-        if not raw.strip():
+        raw = raw.strip()
+        if not raw:
             continue
         doc = _decode(raw)
         if doc is None:
@@ -83,7 +85,7 @@ def read_recording(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
     return out, order  # a torn tail's case is simply missing and gets recorded again
 
 
-def _decode(raw: bytes) -> dict[str, Any] | None:
+def _decode(raw: bytes | str) -> dict[str, Any] | None:
     try:
         doc = json.loads(raw)
     except ValueError:

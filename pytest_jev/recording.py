@@ -66,6 +66,21 @@ def _json_types(rule: Mapping[str, Any]) -> tuple[str, ...]:
     return (kind,) if isinstance(kind, str) else tuple(kind)
 
 
+def split_recording(path: Path, data: bytes) -> tuple[list[str], str | None]:
+    """A recording's complete lines (as cases.jsonl splits them) and its torn tail: the text
+    after the last line break, None when the file ends with one. A torn tail may end inside
+    a multi-byte character, so it is decoded apart."""
+    if not data or data.endswith((b"\n", b"\r")):
+        whole = len(data)
+    else:
+        whole = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
+    try:
+        lines = split_jsonl(data[:whole].decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise RecordingError(f"not UTF-8 text (byte {exc.start})", file=path, fix="re-record the file") from None
+    return lines, data[whole:].decode("utf-8", errors="replace") if whole < len(data) else None
+
+
 def load_recording(path: str | Path) -> Recording:
     path = Path(path)
     try:
@@ -74,15 +89,10 @@ def load_recording(path: str | Path) -> Recording:
         raise RecordingNotFound("recording not found", file=path) from None
     except OSError as exc:
         raise RecordingError(f"cannot read the recording ({exc.strerror})", file=path) from None
-    torn = bool(data) and not data.endswith((b"\n", b"\r"))
-    # a torn tail may end inside a multi-byte character: it is decoded apart
-    whole = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1 if torn else len(data)
-    try:
-        raw_lines = split_jsonl(data[:whole].decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise RecordingError(f"not UTF-8 text (byte {exc.start})", file=path, fix="re-record the file") from None
+    raw_lines, tail = split_recording(path, data)
+    torn = tail is not None
     if torn:
-        raw_lines.append(data[whole:].decode("utf-8", errors="replace"))
+        raw_lines.append(tail)
     with gc_paused():
         lines, numbers = _parse_lines(path, raw_lines, torn)
     return Recording(path, MappingProxyType(lines), MappingProxyType(numbers),

@@ -126,6 +126,21 @@ def test_modes(pack_dir: Path, tmp_path: Path) -> None:
         record_pack_sync(pack, backend, out, mode="sometimes")
 
 
+@pytest.mark.parametrize("end", ["\r\n", "\r", "\u00a0\n"])
+def test_resume_reads_a_recording_as_replay_does(pack_dir: Path, tmp_path: Path, end: str) -> None:
+    """A recording replay accepts (CRLF, bare CR, trailing NBSP) is resumed, not refused or redone."""
+    pack = load_pack(pack_dir)
+    out = tmp_path / "rec.jsonl"
+    record_pack_sync(pack, Counting.from_pack(pack), out, close_backend=False)
+    lines = lines_of(out)
+    out.write_text("".join(json.dumps(x) + end for x in lines[:-1]), encoding="utf-8", newline="")
+    backend = Counting.from_pack(pack)
+    summary = record_pack_sync(pack, backend, out, close_backend=False)
+    assert backend.asked == [lines[-1]["case_id"]] and summary.n_reused == 7
+    assert lines_of(out)[:7] == lines[:7]  # the reused lines, untouched
+    assert [(x["case_id"], x["answers"]) for x in lines_of(out)] == [(x["case_id"], x["answers"]) for x in lines]
+
+
 def test_resume_by_fingerprint_and_shuffle(pack_dir: Path, tmp_path: Path) -> None:
     pack = load_pack(pack_dir)
     out = tmp_path / "rec.jsonl"
