@@ -297,9 +297,8 @@ class _ExactSums:
 
 
 def _scaled(value: float, scale: int) -> int:
-    """value * 2**scale as an exact integer (value a finite multiple of 2**-scale, or inf)."""
-    if not math.isfinite(value):
-        return 1 << (scale + 1100)  # beyond any sum: never near
+    """value * 2**scale as an exact integer (value a finite multiple of 2**-scale: bootstrap
+    routes sums that could reach infinity to its literal loop)."""
     num, den = value.as_integer_ratio()
     return num << scale >> (den.bit_length() - 1)
 

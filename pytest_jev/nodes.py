@@ -17,6 +17,7 @@ from .errors import JevError
 from .options import Options
 
 MISMATCH_KEY = "jev_mismatch"  # user_properties key carrying one case's mismatches
+MISMATCH_COUNT_KEY = "jev_mismatch_count"  # ... and a bulk item's count of them
 STATE_EXCERPT = 120
 # From this many case items on (one pack, or the whole session), what collection built is
 # frozen out of the cyclic GC until the session ends.
@@ -273,7 +274,7 @@ class BulkItem(JevItem):
             elif outcome.status == "mismatch":
                 mismatched += 1
         if mismatched:
-            self.user_properties.append(("jev_mismatch_count", mismatched))
+            self.user_properties.append((MISMATCH_COUNT_KEY, mismatched))
         if bad:
             shown = bad[:20] + ([f"... and {len(bad) - 20} more"] if len(bad) > 20 else [])
             raise JevFailure([f"{len(bad)} of {len(cases)} cases have no valid answer:"] + shown)

@@ -10,8 +10,8 @@ import pytest
 
 from . import options as opts
 from .errors import JevError
-from .nodes import (MISMATCH_KEY, OPTIONS_KEY, RUNS_KEY, STABILITY_KEY, CaseItem, PackDirectory, RunStore,
-                    freeze_if_large, unfreeze_gc)
+from .nodes import (MISMATCH_COUNT_KEY, MISMATCH_KEY, OPTIONS_KEY, RUNS_KEY, STABILITY_KEY, CaseItem,
+                    PackDirectory, RunStore, freeze_if_large, unfreeze_gc)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -106,7 +106,7 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     if getattr(report, "user_properties", None) and report.when == "call" and report.passed and any(
-            key in (MISMATCH_KEY, "jev_mismatch_count") for key, _ in report.user_properties):
+            key in (MISMATCH_KEY, MISMATCH_COUNT_KEY) for key, _ in report.user_properties):
         return "mismatched", "M", ("MISMATCH", {"yellow": True})
     return None
 
@@ -135,7 +135,7 @@ class JevReporter:
                 for key, value in report.user_properties:
                     if key == MISMATCH_KEY:
                         per_case.append((report.nodeid, json.loads(value)))
-                    elif key == "jev_mismatch_count":
+                    elif key == MISMATCH_COUNT_KEY:
                         bulk_nodes.add(report.nodeid)
         return per_case, bulk_nodes
 
