@@ -33,7 +33,7 @@ from make_pack import main as make_pack  # noqa: E402
 
 from pytest_jev.backends.local import make_sparrow  # noqa: E402
 from pytest_jev.packs import load_pack  # noqa: E402
-from pytest_jev.recorder import build_requests, record_pack_sync  # noqa: E402
+from pytest_jev.record.engine import build_requests, record_pack_sync  # noqa: E402
 
 
 def forget(backend) -> None:

@@ -32,7 +32,7 @@ from packfiles import write_pack  # tests/ is put on sys.path above
 
 from pytest_jev.backends.typesafe import TypeSafeBackend
 from pytest_jev.packs import load_pack
-from pytest_jev.recorder import record_pack_sync
+from pytest_jev.record.engine import record_pack_sync
 
 
 class Server:

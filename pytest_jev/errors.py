@@ -1,4 +1,4 @@
-"""One exception family for problems in user data.
+"""One exception family for problems in user data, and how user text is printed safely.
 
 Every error renders as a single line: where (file:line), what is wrong and how
 to fix it, e.g.::
@@ -9,6 +9,35 @@ to fix it, e.g.::
 from __future__ import annotations
 
 from pathlib import Path
+
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(text: str) -> str:
+    """`text` with every character a terminal would act on escaped (line breaks, ESC,
+    other control and format characters, lone surrogates), so user data printed by us
+    can neither break a line nor forge one (a case id "x\\nFAILED y" prints as x\\nFAILED y).
+    Printable Unicode (accents, CJK, emoji) is kept."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch.isprintable():
+            out.append(ch)
+        elif ch in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[ch])
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
+
+
+def node_name_part(text: str) -> str:
+    """`text` as it may stand in a pytest node id: printable() with backslashes doubled
+    whenever anything is escaped, so two different ids never print the same."""
+    if text.isprintable():
+        return text
+    return printable(text.replace("\\", "\\\\"))
 
 
 class JevError(Exception):
@@ -32,7 +61,7 @@ class JevError(Exception):
         text = f"{self.where}: {self.what}" if self.where else self.what
         if self.fix:
             text += f"; {self.fix}"
-        return " ".join(text.split())  # never more than one line
+        return printable(" ".join(text.split()))  # never more than one line, nothing a terminal acts on
 
 
 class PackError(JevError):

@@ -1,24 +1,27 @@
-"""(Pack, Recording, settings) -> PackResult: the one place metrics are assembled.
+"""(Pack, Recording, Settings) -> RunResult: the one place a run's metrics are assembled.
 
-A PackResult is a pure function of its inputs, which is what makes replay
-deterministic and lets every xdist worker and the controller agree.
+A RunResult is a pure function of its inputs, which is what makes replay deterministic
+and lets every xdist worker and the controller agree. It comes in two steps, so that a
+large recording can be dropped as soon as it is graded: `prepare` (everything that needs
+the decoded lines) and `finish` (numpy metrics, bootstrap, gates).
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from . import metrics
 from .bulk import gc_paused
-from .gates import GateResult, evaluate_gates
+from .gates import evaluate_gates
 from .grade import Graded, grade
-from .packs.model import Pack
-from .recording import Recording
+from .packs.model import Case, Pack
+from .recording_file import Recording
+from .results import AuthorCoverage, Cost, CoverageRow, Latency, Mismatch, QuestionResult, RunResult, Suggestion
 
 JEV_PRICE_INPUT = 0.042  # USD per million input tokens, Jev's list price; output is free
 
@@ -42,6 +45,8 @@ class Prepared:
     """
 
     pack: Pack
+    split: str
+    cases: tuple[Case, ...]
     settings: Settings
     backend: str | None
     recording_path: Path
@@ -50,76 +55,65 @@ class Prepared:
     models: tuple[str, ...]
     mode: str  # "mock" or "live"
     graded: Graded
-    cost: dict[str, Any]
+    cost: Cost
+    latency: Latency
     problems: tuple[str, ...]  # integrity problems: why the recording does not belong to the pack
 
 
 @dataclass(frozen=True)
 class PackResult:
+    """A run's result with what only this process needs: the pack and the graded cases."""
+
     pack: Pack
     recording_path: Path
-    backend: str | None
     graded: Graded
-    payload: dict[str, Any]  # the --jev-json object: jevassert's keys plus ours
-    gates: tuple[GateResult, ...] = field(default=())
+    run: RunResult
     problems: tuple[str, ...] = ()
 
-    def integrity_problems(self) -> list[str]:
-        return list(self.problems)
 
-    @property
-    def failed_gates(self) -> list[GateResult]:
-        return [g for g in self.gates if g.outcome == "failed"]
-
-
-def question_metrics(pack: Pack, graded: Graded) -> dict[str, dict[str, Any]]:
+def question_results(pack: Pack, graded: Graded) -> tuple[QuestionResult, ...]:
     items = graded.items
-    out: dict[str, dict[str, Any]] = {}
+    out = []
     for qi, (qid, q) in enumerate(pack.questions.items()):
         mask = items.question == qi
         prob, correct = items.prob[mask], items.correct[mask]
         n = int(prob.shape[0])
-        out[qid] = {
-            "type": q.type, "n": n, "missing": graded.items.missing_by_question[qid],
-            "accuracy": metrics.mean_bool(correct),
-            "mean_decision_prob": metrics.mean_float(prob),
-            "ece": metrics.ece(prob, correct),
-            "brier": (metrics.brier(prob, items.got_true[mask], items.gold_true[mask])
-                      if q.type == "noul" and n else None),
-        }
-    return out
+        out.append(QuestionResult(
+            qid=qid, type=q.type, n=n, missing=items.missing_by_question[qid],
+            accuracy=metrics.mean_bool(correct), mean_decision_prob=metrics.mean_float(prob),
+            ece=metrics.ece(prob, correct),
+            brier=(metrics.brier(prob, items.got_true[mask], items.gold_true[mask])
+                   if q.type == "noul" and n else None)))
+    return tuple(out)
 
 
-def usage_and_latency(pack: Pack, recording: Recording, settings: Settings) -> dict[str, Any]:
+def usage_and_latency(cases: Sequence[Case], recording: Recording, settings: Settings) -> tuple[Cost, Latency]:
+    """Tokens and latency of every case's line, error lines included (jevassert's rule)."""
     tokens_in = tokens_out = 0
     saw_usage = False
     latencies: list[float] = []
     lines = recording.lines
-    for case in pack.cases:
+    for case in cases:
         rec = lines.get(case.id) or {}
         usage = rec.get("usage")
-        if isinstance(usage, dict):
-            if isinstance(usage.get("input_tokens"), (int, float)):
+        if isinstance(usage, dict):  # counts were checked when the recording was read
+            if usage.get("input_tokens") is not None:
                 tokens_in += int(usage["input_tokens"])
                 saw_usage = True
-            if isinstance(usage.get("output_tokens"), (int, float)):
+            if usage.get("output_tokens") is not None:
                 tokens_out += int(usage["output_tokens"])
-        if isinstance(rec.get("latency_ms"), (int, float)):
+        if rec.get("latency_ms") is not None:
             latencies.append(float(rec["latency_ms"]))
-    priced = settings.price_input is not None and settings.price_output is not None
-    total = ((tokens_in * settings.price_input + tokens_out * settings.price_output) / 1_000_000  # type: ignore[operator]
-             if saw_usage and priced else None)
-    return {
-        "cost_per_case_usd": total / len(pack.cases) if total is not None else None,
-        "total_cost_usd": total,
-        "p50_latency_ms": metrics.nearest_rank(latencies, 50),
-        "p95_latency_ms": metrics.nearest_rank(latencies, 95),
-        "input_tokens": tokens_in if saw_usage else None,
-        "output_tokens": tokens_out if saw_usage else None,
-    }
+    price_in, price_out = settings.price_input, settings.price_output
+    total = ((tokens_in * price_in + tokens_out * price_out) / 1_000_000
+             if saw_usage and price_in is not None and price_out is not None else None)
+    cost = Cost(input_tokens=tokens_in if saw_usage else None, output_tokens=tokens_out if saw_usage else None,
+                total_usd=total, per_case_usd=total / len(cases) if total is not None and cases else None,
+                price_input=price_in, price_output=price_out)
+    return cost, Latency(metrics.nearest_rank(latencies, 50), metrics.nearest_rank(latencies, 95))
 
 
-def _threshold_coverage(pack: Pack, graded: Graded) -> dict[str, Any] | None:
+def _author_coverage(pack: Pack, graded: Graded) -> AuthorCoverage | None:
     if not pack.thresholds:
         return None
     items = graded.items
@@ -129,21 +123,23 @@ def _threshold_coverage(pack: Pack, graded: Graded) -> dict[str, Any] | None:
         floor = floors[qi].get(label)
         accepted[i] = floor is not None and p >= floor
     k = int(np.count_nonzero(accepted))
-    return {"n_total": items.n, "n_auto": k, "coverage": k / items.n if items.n else 0.0,
-            "precision": int(np.count_nonzero(items.correct & accepted)) / k if k else None}
+    return AuthorCoverage(items.n, k, k / items.n if items.n else 0.0,
+                          int(np.count_nonzero(items.correct & accepted)) / k if k else None)
 
 
 def prepare(pack: Pack, recording: Recording, settings: Settings, backend: str | None = None,
-            shown_path: str | None = None) -> Prepared:
-    """Grade every case and read usage, latency and provenance: all that needs the decoded lines."""
+            shown_path: str | None = None, split: str = "", cases: Sequence[Case] | None = None) -> Prepared:
+    """Grade the cases (default: all of the pack's) and read usage, latency and provenance:
+    all that needs the decoded lines."""
+    chosen = tuple(pack.cases if cases is None else cases)
     with gc_paused():
-        graded = grade(pack, recording)
+        graded = grade(pack, recording, chosen)
+    cost, latency = usage_and_latency(chosen, recording, settings)
     return Prepared(
-        pack=pack, settings=settings, backend=backend, recording_path=recording.path,
+        pack=pack, split=split, cases=chosen, settings=settings, backend=backend, recording_path=recording.path,
         shown_path=shown_path or str(recording.path), recording_sha256=recording.sha256,
         models=tuple(recording.models()), mode=min(recording.modes(), default="live"), graded=graded,
-        cost=usage_and_latency(pack, recording, settings),
-        problems=tuple(integrity_problems(pack, recording, graded)))
+        cost=cost, latency=latency, problems=tuple(integrity_problems(pack, chosen, recording, graded)))
 
 
 def finish(prep: Prepared, *, apart: bool = False) -> PackResult:
@@ -151,60 +147,49 @@ def finish(prep: Prepared, *, apart: bool = False) -> PackResult:
 
     apart=True: a large bootstrap runs in a child process (metrics.bootstrap_apart), for a
     caller whose own thread is busy meanwhile."""
-    pack, settings, graded, cost = prep.pack, prep.settings, prep.graded, prep.cost
+    pack, settings, graded = prep.pack, prep.settings, prep.graded
     items = graded.items
     draw = metrics.bootstrap_apart if apart else metrics.bootstrap
     acc_ci, ece_ci = draw(items.prob, items.correct, settings.bootstrap, settings.seed)
     suggestion = None
     if settings.target_precision is not None:
-        s = metrics.suggest_threshold(items.prob, items.correct, settings.target_precision)
-        suggestion = s and {"threshold": s.threshold, "coverage": s.coverage, "precision": s.precision,
-                            "n_accepted": s.n_accepted}
-    payload: dict[str, Any] = {
-        "pack": pack.id, "version": pack.version, "record_model": pack.record_model, "tested": pack.tested,
-        "n_cases": len(pack.cases), "n_items": items.n, "case_errors": items.case_errors,
-        "missing_items": items.missing,
-        "accuracy": metrics.mean_bool(items.correct), "accuracy_ci": list(acc_ci) if acc_ci else None,
-        "ece": metrics.ece(items.prob, items.correct), "ece_ci": list(ece_ci) if ece_ci else None,
-        "suggestion": suggestion, "mean_decision_prob": metrics.mean_float(items.prob),
-        "cost_per_case_usd": cost["cost_per_case_usd"], "total_cost_usd": cost["total_cost_usd"],
-        "p50_latency_ms": cost["p50_latency_ms"], "p95_latency_ms": cost["p95_latency_ms"],
-        "input_tokens": cost["input_tokens"], "output_tokens": cost["output_tokens"],
-        "per_question": question_metrics(pack, graded),
-        "coverage": [{"threshold": r.threshold, "coverage": r.coverage, "precision": r.precision}
-                     for r in metrics.coverage_rows(items.prob, items.correct)],
-        "threshold_coverage": _threshold_coverage(pack, graded),
-    }
-    gates = [] if settings.no_gates else evaluate_gates(dict(pack.gates.values), payload, dict(pack.gates.lines))
-    payload["gates"] = [{"gate": g.gate, "ok": g.ok, "detail": g.detail} for g in gates]
-    payload["gates_skipped"] = settings.no_gates
-    payload["recorded_models"] = list(prep.models)
-    payload["pricing"] = {"input_usd_per_mtok": settings.price_input, "output_usd_per_mtok": settings.price_output}
-    payload.update({
-        "backend": prep.backend, "recording": prep.shown_path, "recording_sha256": prep.recording_sha256,
-        "target_precision": settings.target_precision, "bootstrap_resamples": settings.bootstrap,
-        "seed": settings.seed,
-        "mismatched_cases": sum(1 for o in graded.outcomes if o.status == "mismatch"),
-        "invalid_cases": sum(1 for o in graded.outcomes if o.status == "invalid"),
-        "unknown_case_ids": list(graded.unknown_case_ids),
-        "mode": prep.mode,
-        "mismatches": mismatches(pack, graded),
-    })
-    return PackResult(pack, prep.recording_path, prep.backend, graded, payload, tuple(gates), prep.problems)
+        found = metrics.suggest_threshold(items.prob, items.correct, settings.target_precision)
+        suggestion = Suggestion(*found) if found else None
+    run = RunResult(
+        pack=pack.id, version=pack.version, record_model=pack.record_model, tested=pack.tested, split=prep.split,
+        backend=prep.backend, recording=prep.shown_path, recording_sha256=prep.recording_sha256, mode=prep.mode,
+        n_cases=len(prep.cases), n_items=items.n, case_errors=items.case_errors, missing_items=items.missing,
+        accuracy=metrics.mean_bool(items.correct), accuracy_ci=acc_ci,
+        ece=metrics.ece(items.prob, items.correct), ece_ci=ece_ci,
+        mean_decision_prob=metrics.mean_float(items.prob), suggestion=suggestion,
+        target_precision=settings.target_precision, bootstrap_resamples=settings.bootstrap, seed=settings.seed,
+        cost=prep.cost, latency=prep.latency, per_question=question_results(pack, graded),
+        coverage=tuple(CoverageRow(*row) for row in metrics.coverage_rows(items.prob, items.correct)),
+        author_coverage=_author_coverage(pack, graded), recorded_models=prep.models,
+        mismatched_cases=sum(1 for o in graded.outcomes.values() if o.status == "mismatch"),
+        invalid_cases=sum(1 for o in graded.outcomes.values() if o.status == "invalid"),
+        unknown_case_ids=graded.unknown_case_ids, mismatches=mismatches(graded),
+        gates_skipped=settings.no_gates)
+    if not settings.no_gates:
+        run = replace(run, gates=tuple(evaluate_gates(pack.gates.values, run, pack.gates.lines)))
+    return PackResult(pack, prep.recording_path, graded, run, prep.problems)
 
 
-def evaluate(pack: Pack, recording: Recording, settings: Settings, backend: str | None = None,
+def evaluate(pack: Pack, recording: Recording, settings: Settings | None = None, backend: str | None = None,
              shown_path: str | None = None) -> PackResult:
-    return finish(prepare(pack, recording, settings, backend, shown_path))
+    """Grade a whole pack's recording and compute its metrics, in one call (no pytest needed)."""
+    return finish(prepare(pack, recording, settings or Settings(), backend, shown_path))
 
 
-def integrity_problems(pack: Pack, recording: Recording, graded: Graded, limit: int = 5) -> list[str]:
+def integrity_problems(pack: Pack, cases: Sequence[Case], recording: Recording, graded: Graded,
+                       limit: int = 5) -> list[str]:
     """Why a recording does not belong to its pack (empty when it does)."""
     problems: list[str] = []
     path = recording.path
-    missing = [c.id for c in pack.cases if c.id not in recording.lines]
+    lines = recording.lines
+    missing = [c.id for c in cases if c.id not in lines]
     if missing:
-        problems.append(f"{path}: {len(missing)} of {len(pack.cases)} cases are not in the recording "
+        problems.append(f"{path}: {len(missing)} of {len(cases)} cases are not in the recording "
                         f"(first: {', '.join(missing[:limit])}); record them with --jev-record")
     for cid in graded.unknown_case_ids[:limit]:
         problems.append(f"{path}:{recording.line_numbers[cid]}: case '{cid}' is not in pack {pack.id}; "
@@ -213,8 +198,7 @@ def integrity_problems(pack: Pack, recording: Recording, graded: Graded, limit: 
         problems.append(f"... and {len(graded.unknown_case_ids) - limit} more unknown case ids")
     wrong: list[str] = []
     declared = {qid: q.type for qid, q in pack.questions.items()}
-    lines = recording.lines
-    for case in pack.cases:
+    for case in cases:
         rec = lines.get(case.id)
         answers = rec.get("answers") if rec else None
         if not isinstance(answers, dict):
@@ -232,12 +216,12 @@ def integrity_problems(pack: Pack, recording: Recording, graded: Graded, limit: 
     problems.extend(wrong[:limit])
     if len(wrong) > limit:
         problems.append(f"... and {len(wrong) - limit} more answers of the wrong type")
-    if "mock" in recording.modes() and any(rec.get("mode") != "mock" for rec in recording.lines.values()):
+    if "mock" in recording.modes() and any(rec.get("mode") != "mock" for rec in lines.values()):
         problems.append(f"{path}: mixes mock lines with live ones; mock recordings are for harness checks only")
     return problems
 
 
-def mismatches(pack: Pack, graded: Graded) -> list[dict[str, Any]]:
+def mismatches(graded: Graded) -> tuple[Mismatch, ...]:
     """Every answered question whose decision differs from the gold label, in case order."""
-    return [{"case": case.id, **m.as_dict()} for case, outcome in zip(pack.cases, graded.outcomes)
-            for m in outcome.misses]
+    return tuple(Mismatch(case_id, m.question, m.expected, m.got, m.probability)
+                 for case_id, outcome in graded.outcomes.items() for m in outcome.misses)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .results import CoverageRow, RunResult
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 
@@ -24,6 +28,15 @@ class GateResult:
         """jevassert's tri-state: True pass, False fail, None not computable."""
         return None if self.outcome == SKIPPED else self.outcome == PASSED
 
+    def to_json(self) -> dict[str, Any]:
+        """jevassert's gate object, exactly: gate, ok, detail."""
+        return {"gate": self.gate, "ok": self.ok, "detail": self.detail}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> GateResult:
+        ok = doc["ok"]
+        return cls(doc["gate"], SKIPPED if ok is None else PASSED if ok else FAILED, doc["detail"])
+
 
 def _at_least(name: str, metric: str, value: float, threshold: float, detail: str,
               interval: tuple[float, float] | None = None) -> GateResult:
@@ -35,8 +48,8 @@ def _at_most(name: str, metric: str, value: float, threshold: float, detail: str
     return GateResult(name, PASSED if value <= threshold else FAILED, detail, metric, value, interval, threshold)
 
 
-def evaluate_gates(declared: dict[str, Any], m: dict[str, Any], lines: dict[str, int]) -> list[GateResult]:
-    """Evaluate declared gates against a metrics payload (the JSON keys of a run).
+def evaluate_gates(declared: Mapping[str, Any], run: RunResult, lines: Mapping[str, int]) -> list[GateResult]:
+    """Evaluate declared gates against a run's metrics.
 
     Order and wording follow jevassert's `evaluate_gates`, so `gates` in --jev-json
     is the same list jevassert prints.
@@ -44,73 +57,70 @@ def evaluate_gates(declared: dict[str, Any], m: dict[str, Any], lines: dict[str,
     out: list[GateResult] = []
     if "min_accuracy" in declared:
         v = float(declared["min_accuracy"])
-        out.append(_at_least("min_accuracy", "accuracy", m["accuracy"], v,
-                             f"accuracy {m['accuracy']:.3f} >= {v:.3f}", _tuple(m["accuracy_ci"])))
+        out.append(_at_least("min_accuracy", "accuracy", run.accuracy, v,
+                             f"accuracy {run.accuracy:.3f} >= {v:.3f}", run.accuracy_ci))
     if "max_ece" in declared:
         v = float(declared["max_ece"])
-        out.append(_at_most("max_ece", "ece", m["ece"], v, f"ece {m['ece']:.3f} <= {v:.3f}", _tuple(m["ece_ci"])))
+        out.append(_at_most("max_ece", "ece", run.ece, v, f"ece {run.ece:.3f} <= {v:.3f}", run.ece_ci))
     if "max_cost_per_case_usd" in declared:
-        v = float(declared["max_cost_per_case_usd"])
-        cost = m["cost_per_case_usd"]
-        why = ("no usage data in recording" if m.get("input_tokens") is None else
-               "no price known for this backend (pass --jev-price-input and --jev-price-output)")
-        out.append(GateResult("max_cost_per_case_usd", SKIPPED, why, "cost_per_case_usd", None, None, v)
-                   if cost is None else
-                   _at_most("max_cost_per_case_usd", "cost_per_case_usd", cost, v,
-                            f"cost/case ${cost:.6f} <= ${v:.6f}"))
+        out.append(_cost_gate(float(declared["max_cost_per_case_usd"]), run))
     if "max_p95_latency_ms" in declared:
         v = float(declared["max_p95_latency_ms"])
-        p95 = m["p95_latency_ms"]
+        p95 = run.latency.p95_ms
         out.append(GateResult("max_p95_latency_ms", SKIPPED, "no latency data in recording", "p95_latency_ms",
                               None, None, v) if p95 is None else
                    _at_most("max_p95_latency_ms", "p95_latency_ms", p95, v, f"p95 {p95:.0f}ms <= {v:.0f}ms"))
     if "min_coverage_at_precision" in declared:
-        out.append(_coverage_gate(declared["min_coverage_at_precision"], m["coverage"]))
+        out.append(_coverage_gate(declared["min_coverage_at_precision"], run.coverage))
     if "min_accuracy_ci_lower" in declared:
         v = float(declared["min_accuracy_ci_lower"])
-        ci = m["accuracy_ci"]
-        why = "no items in recording" if not m.get("n_items") else "bootstrap disabled (--jev-bootstrap 0)"
-        out.append(GateResult("min_accuracy_ci_lower", SKIPPED, why,
-                              "accuracy_ci_lower", None, None, v) if ci is None else
+        ci = run.accuracy_ci
+        why = "no items in recording" if not run.n_items else "bootstrap disabled (--jev-bootstrap 0)"
+        out.append(GateResult("min_accuracy_ci_lower", SKIPPED, why, "accuracy_ci_lower", None, None, v)
+                   if ci is None else
                    _at_least("min_accuracy_ci_lower", "accuracy_ci_lower", ci[0], v,
-                             f"accuracy CI lower {ci[0]:.3f} >= {v:.3f}", _tuple(ci)))
+                             f"accuracy CI lower {ci[0]:.3f} >= {v:.3f}", ci))
     for qid, spec in (declared.get("per_question") or {}).items():
-        q = m["per_question"].get(qid)
-        where = f"per_question.{qid}"
-        if q is None or q["n"] == 0:
-            out.extend(GateResult(f"{where}.{g}", SKIPPED, "no items in recording", g.split("_", 1)[1],
-                                  None, None, float(spec[g])) for g in spec)
-            continue
-        if "min_accuracy" in spec:
-            v = float(spec["min_accuracy"])
-            out.append(_at_least(f"{where}.min_accuracy", f"{qid} accuracy", q["accuracy"], v,
-                                 f"accuracy {q['accuracy']:.3f} >= {v:.3f}"))
-        if "max_ece" in spec:
-            v = float(spec["max_ece"])
-            out.append(_at_most(f"{where}.max_ece", f"{qid} ece", q["ece"], v, f"ece {q['ece']:.3f} <= {v:.3f}"))
-    return [_with_line(g, lines) for g in out]
+        out.extend(_question_gates(qid, spec, run))
+    return [replace(g, line=lines.get(g.gate)) for g in out]
 
 
-def _coverage_gate(spec: dict[str, Any], rows: list[dict[str, Any]]) -> GateResult:
+def _cost_gate(v: float, run: RunResult) -> GateResult:
+    cost = run.cost.per_case_usd
+    if cost is None:
+        why = ("no usage data in recording" if run.cost.input_tokens is None else
+               "no price known for this backend (pass --jev-price-input and --jev-price-output)")
+        return GateResult("max_cost_per_case_usd", SKIPPED, why, "cost_per_case_usd", None, None, v)
+    return _at_most("max_cost_per_case_usd", "cost_per_case_usd", cost, v, f"cost/case ${cost:.6f} <= ${v:.6f}")
+
+
+def _question_gates(qid: str, spec: Mapping[str, Any], run: RunResult) -> list[GateResult]:
+    q = run.question(qid)
+    where = f"per_question.{qid}"
+    if q is None or q.n == 0:
+        return [GateResult(f"{where}.{g}", SKIPPED, "no items in recording", g.split("_", 1)[1],
+                           None, None, float(spec[g])) for g in spec]
+    out = []
+    if "min_accuracy" in spec:
+        v = float(spec["min_accuracy"])
+        out.append(_at_least(f"{where}.min_accuracy", f"{qid} accuracy", q.accuracy, v,
+                             f"accuracy {q.accuracy:.3f} >= {v:.3f}"))
+    if "max_ece" in spec:
+        v = float(spec["max_ece"])
+        out.append(_at_most(f"{where}.max_ece", f"{qid} ece", q.ece, v, f"ece {q.ece:.3f} <= {v:.3f}"))
+    return out
+
+
+def _coverage_gate(spec: Mapping[str, Any], rows: tuple[CoverageRow, ...]) -> GateResult:
     need, floor = float(spec["precision"]), float(spec["min_coverage"])
     best = None
     for row in rows:
-        if row["precision"] is not None and row["precision"] >= need:
+        if row.precision is not None and row.precision >= need:
             best = row
     if best is None:
         return GateResult("min_coverage_at_precision", FAILED,
                           f"no threshold on the grid reaches precision >= {need:.2f}",
                           "coverage_at_precision", None, None, floor)
-    return _at_least("min_coverage_at_precision", "coverage_at_precision", best["coverage"], floor,
-                     f"coverage {best['coverage']:.2f} at precision >= {need:.2f} "
-                     f"(threshold {best['threshold']:.2f}) >= {floor:.2f}")
-
-
-def _tuple(ci: Any) -> tuple[float, float] | None:
-    return (ci[0], ci[1]) if ci else None
-
-
-def _with_line(g: GateResult, lines: dict[str, int]) -> GateResult:
-    from dataclasses import replace
-
-    return replace(g, line=lines.get(g.gate))
+    return _at_least("min_coverage_at_precision", "coverage_at_precision", best.coverage, floor,
+                     f"coverage {best.coverage:.2f} at precision >= {need:.2f} "
+                     f"(threshold {best.threshold:.2f}) >= {floor:.2f}")

@@ -1,26 +1,24 @@
-"""Grade a recording against a pack: per-case outcomes plus the item arrays metrics need.
+"""Grade a recording against a pack's cases: per-case outcomes plus the item arrays metrics need.
 
 Two separate readings of each answer, on purpose:
-- the *decision* (jevassert 0.2.1's rules, see docs/metrics in SPEC.md): what the
-  metrics count, so numbers match jevassert to the digit;
-- the *contract* (present, declared type, declared labels, probabilities in [0, 1],
-  distributions summing to 1): what a case item asserts.
+- the *decision* (jevassert 0.2.1's rules, see "How answers are graded" in SPEC.md):
+  what the metrics count, so numbers match jevassert to the digit;
+- the *contract* (contract.py, shared with the recorder): what a case item asserts.
 """
 
 from __future__ import annotations
 
-import json
-import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from .packs.model import Pack, Question
-from .recording import Recording
+from .contract import AnswerSpec, problems
+from .packs.model import Case, Pack, Question
+from .recording_file import Recording
 
 OK, MISMATCH, INVALID, ERROR = "ok", "mismatch", "invalid", "error"
-_NUMBERS = (int, float)  # exact types: JSON booleans are not probabilities
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,10 +30,6 @@ class Miss:
     got: Any
     probability: float
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"question": self.question, "expected": self.expected, "got": self.got,
-                "probability": self.probability}
-
 
 @dataclass(frozen=True, slots=True)
 class CaseOutcome:
@@ -43,6 +37,7 @@ class CaseOutcome:
     status: str  # ok | mismatch | invalid | error
     problems: tuple[str, ...] = ()  # contract breaches (invalid) or the error (error)
     misses: tuple[Miss, ...] = ()
+    line: int | None = None  # the case's line in the recording (None: not in it)
 
 
 @dataclass(frozen=True)
@@ -67,7 +62,7 @@ class Items:
 
 @dataclass(frozen=True)
 class Graded:
-    outcomes: tuple[CaseOutcome, ...]
+    outcomes: Mapping[str, CaseOutcome]  # case id -> outcome, in case order
     items: Items
     unknown_case_ids: tuple[str, ...]  # in the recording but not in the pack
 
@@ -78,7 +73,7 @@ def _float_map(raw: Any) -> dict[str, float]:
         for key, value in raw.items():
             try:
                 out[str(key)] = float(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 continue
     return out
 
@@ -94,7 +89,7 @@ def decide(question: Question, answer: dict[str, Any]) -> tuple[Any, float] | No
         probs = _float_map(answer.get("probabilities"))
         if not probs:
             return None
-        best = max(probs, key=probs.get)  # type: ignore[arg-type]
+        best = max(probs, key=probs.__getitem__)
         if question.type == "choice":
             decision = answer.get("choice") or best
             return decision, probs.get(decision, max(probs.values()))
@@ -107,85 +102,60 @@ def _decide_valid(question: Question, answer: dict[str, Any]) -> tuple[Any, floa
     """decide() for a choice or score answer that honours its contract (numbers in [0, 1],
     declared keys): the same decision and probability without converting every value again."""
     probs = answer["probabilities"]
-    best = max(probs, key=probs.get)
+    best = max(probs, key=probs.__getitem__)
     if question.type == "choice":
         decision = answer.get("choice") or best
         return decision, float(probs[decision] if decision in probs else probs[best])
     return question.levels[int(best)], float(probs[best])
 
 
-def contract_problems(question: Question, answer: Any) -> list[str]:
-    """Why an answer breaks its question's contract (empty when it honours it)."""
-    qid = question.id
-    if not isinstance(answer, dict):
-        return [f"{qid}: no answer" if answer is None else f"{qid}: answer is not an object"]
-    kind = answer.get("type")
-    if kind != question.type:
-        return [f"{qid}: answer type {json.dumps(kind)} but the question is {question.type}"]
-    if question.type == "noul":
-        p = answer.get("noul")
-        if isinstance(p, bool) or not isinstance(p, (int, float)):
-            return [f"{qid}: noul must be a probability, got {json.dumps(p)}"]
-        return [] if 0.0 <= p <= 1.0 else [f"{qid}: noul {p} outside [0, 1]"]
-    probs = answer.get("probabilities")
-    if not isinstance(probs, dict) or not probs:
-        return [f"{qid}: {question.type} answer has no probabilities"]
-    allowed = question.answer_keys
-    problems = []
-    if not allowed.issuperset(probs):
-        strays = [k for k in probs if k not in allowed]
-        shown = question.labels if question.type == "choice" else [str(i) for i in range(len(question.levels))]
-        problems.append(f"{qid}: undeclared label(s) {strays[:3]} (allowed: {list(shown)})")
-    values = list(probs.values())
-    total = math.fsum(values) if all(type(v) in _NUMBERS for v in values) else math.nan
-    # NaN fails every comparison, so a NaN value or total lands here too
-    if not (total == total and 0.0 <= min(values) and max(values) <= 1.0):
-        problems.append(f"{qid}: probabilities must be numbers in [0, 1]")
-    elif abs(total - 1.0) > max(0.01, 0.005 * len(values)) + 1e-9:
-        problems.append(f"{qid}: probabilities sum to {total:.4f}, not 1")
-    if question.type == "choice" and "choice" in answer and answer["choice"] not in question.labels:
-        problems.append(f"{qid}: choice {json.dumps(answer['choice'])} is not a declared option")
-    return problems
+def answer_specs(pack: Pack) -> dict[str, AnswerSpec]:
+    return {qid: q.answer_spec for qid, q in pack.questions.items()}
 
 
-def grade(pack: Pack, recording: Recording) -> Graded:
+def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None) -> Graded:
+    """Grade `cases` (default: every case of the pack) against the recording's lines."""
+    cases = pack.cases if cases is None else cases
     qids = tuple(pack.questions)
     qindex = {qid: i for i, qid in enumerate(qids)}
     question = pack.questions
+    specs = answer_specs(pack)
     q_list: list[int] = []
     c_list: list[bool] = []
     p_list: list[float] = []
     got_list: list[bool] = []
     gold_list: list[bool] = []
     label_list: list[str] = []
-    outcomes: list[CaseOutcome] = []
+    outcomes: dict[str, CaseOutcome] = {}
     case_errors = 0
     missing = 0
     items_by_q = [0] * len(qids)
     expected_by_q = [0] * len(qids)
     lines = recording.lines
-    for case in pack.cases:
+    numbers = recording.line_numbers
+    for case in cases:
         for qid in case.expect:
             expected_by_q[qindex[qid]] += 1
         rec = lines.get(case.id)
+        line = numbers.get(case.id)
         answers = rec.get("answers") if rec is not None else None
         if rec is None or rec.get("error") or answers is None:
             case_errors += 1
             missing += len(case.expect)
             why = ("not in the recording" if rec is None else
                    f"recorded error: {str(rec.get('error'))[:200]}" if rec.get("error") else "answers is null")
-            outcomes.append(CaseOutcome(case.id, ERROR, (why,)))
+            outcomes[case.id] = CaseOutcome(case.id, ERROR, (why,), line=line)
             continue
-        problems: list[str] = []
+        found: list[str] = []
         misses: list[Miss] = []
         if not isinstance(answers, dict):
             answers = {}
         for qid, gold in case.expect.items():
             q = question[qid]
             answer = answers.get(qid)
-            wrong = contract_problems(q, answer)
-            if wrong or q.type == "noul":  # decide() reads a noul as cheaply as anything could
-                problems.extend(wrong)
+            wrong = problems(specs[qid], answer)
+            if wrong or q.type == "noul" or not isinstance(answer, dict):  # decide() reads a noul cheaply
+                found.extend(wrong)
                 decided = decide(q, answer) if isinstance(answer, dict) else None
             else:
                 decided = _decide_valid(q, answer)
@@ -205,14 +175,14 @@ def grade(pack: Pack, recording: Recording) -> Graded:
             label_list.append(("true" if decision else "false") if is_noul else str(decision))
             if not correct:
                 misses.append(Miss(qid, gold, decision, prob))
-        status = INVALID if problems else (MISMATCH if misses else OK)
-        outcomes.append(CaseOutcome(case.id, status, tuple(problems), tuple(misses)))
-    known = {c.id for c in pack.cases}
+        status = INVALID if found else (MISMATCH if misses else OK)
+        outcomes[case.id] = CaseOutcome(case.id, status, tuple(found), tuple(misses), line)
+    known = pack.case_ids
     unknown = tuple(cid for cid in lines if cid not in known)
     items = Items(
         question=np.asarray(q_list, dtype=np.int16), correct=np.asarray(c_list, dtype=bool),
         prob=np.asarray(p_list, dtype=np.float64), got_true=np.asarray(got_list, dtype=bool),
-        gold_true=np.asarray(gold_list, dtype=bool), got_label=label_list, qids=qids, case_errors=case_errors, missing=missing,
-        missing_by_question={qid: expected_by_q[i] - items_by_q[i] for i, qid in enumerate(qids)},
+        gold_true=np.asarray(gold_list, dtype=bool), got_label=label_list, qids=qids, case_errors=case_errors,
+        missing=missing, missing_by_question={qid: expected_by_q[i] - items_by_q[i] for i, qid in enumerate(qids)},
     )
-    return Graded(tuple(outcomes), items, unknown)
+    return Graded(outcomes, items, unknown)

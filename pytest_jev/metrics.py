@@ -21,8 +21,7 @@ import math
 import queue
 import random
 import threading
-from dataclasses import dataclass
-from typing import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 
 import numpy as np
 
@@ -84,7 +83,7 @@ def _ece_of_sorted(pairs: list[tuple[float, bool]], bins: int) -> float:
 
 def brier(p_decision: np.ndarray, got_true: np.ndarray, gold_true: np.ndarray) -> float:
     """Mean of (p_yes - gold)^2 with Python's own float ops (`**` follows the platform libm)."""
-    n = p_decision.shape[0]
+    n = int(p_decision.shape[0])
     if n == 0:
         return 0.0
     terms = [((p if g else 1.0 - p) - (1.0 if t else 0.0)) ** 2
@@ -99,38 +98,25 @@ def nearest_rank(values: list[float], pct: float) -> float | None:
     return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
 
 
-@dataclass(frozen=True)
-class CoverageRow:
-    threshold: float
-    coverage: float
-    precision: float | None
-
-
-def coverage_rows(prob: np.ndarray, correct: np.ndarray,
-                  thresholds: tuple[float, ...] = COVERAGE_THRESHOLDS) -> list[CoverageRow]:
+def coverage_rows(prob: np.ndarray, correct: np.ndarray, thresholds: tuple[float, ...] = COVERAGE_THRESHOLDS
+                  ) -> list[tuple[float, float, float | None]]:
+    """(threshold, coverage, precision) for each threshold: items with p >= t, and how many
+    of those are correct (precision None when none is accepted)."""
     n = prob.shape[0]
     rows = []
     for t in thresholds:
         accepted = prob >= t
         k = int(np.count_nonzero(accepted))
-        rows.append(CoverageRow(t, k / n if n else 0.0,
-                                int(np.count_nonzero(correct & accepted)) / k if k else None))
+        rows.append((t, k / n if n else 0.0, int(np.count_nonzero(correct & accepted)) / k if k else None))
     return rows
 
 
-@dataclass(frozen=True)
-class Suggestion:
-    threshold: float
-    coverage: float
-    precision: float
-    n_accepted: int
-
-
 def suggest_threshold(prob: np.ndarray, correct: np.ndarray, target: float,
-                      min_accepted: int = 10) -> Suggestion | None:
-    """Highest-coverage cut on 0.50..0.99 whose precision reaches `target` (first on ties)."""
+                      min_accepted: int = 10) -> tuple[float, float, float, int] | None:
+    """(threshold, coverage, precision, n accepted) of the highest-coverage cut on 0.50..0.99
+    whose precision reaches `target` (first on ties); None when no cut does."""
     n = prob.shape[0]
-    best: Suggestion | None = None
+    best: tuple[float, float, float, int] | None = None
     for step in range(50, 100):
         t = step / 100
         accepted = prob >= t
@@ -141,8 +127,8 @@ def suggest_threshold(prob: np.ndarray, correct: np.ndarray, target: float,
         if precision < target:
             continue
         coverage = k / n
-        if best is None or coverage > best.coverage:
-            best = Suggestion(t, coverage, precision, k)
+        if best is None or coverage > best[1]:
+            best = (t, coverage, precision, k)
     return best
 
 
@@ -180,7 +166,7 @@ def randrange_stream(n: int, seed: int) -> Iterator[np.ndarray]:
         words.close()
 
 
-def _word_blocks(seed: int, block: int) -> Iterator[np.ndarray]:
+def _word_blocks(seed: int, block: int) -> Generator[np.ndarray, None, None]:
     """Raw 32-bit words of Python's generator for `seed`, produced ahead on a worker thread."""
     generator = np.random.Generator(_mt19937_like_python(seed))
     ready: queue.Queue[np.ndarray | None] = queue.Queue(maxsize=2)
@@ -429,7 +415,8 @@ def _ece_rows(counts: np.ndarray, n: int, sums: _ExactSums, g_correct: np.ndarra
     def prefix(weights: np.ndarray) -> np.ndarray:
         run = np.cumsum(counts * weights[None, :], axis=1).ravel()
         before = np.where(has_prev, run[np.maximum(g - 1, 0)], 0)
-        return before + partial * weights[group_at]
+        out: np.ndarray = before + partial * weights[group_at]
+        return out
 
     limb_bins = [np.diff(prefix(limb), axis=1) for limb in sums.limbs]
     correct_bins = np.diff(prefix(g_correct), axis=1)

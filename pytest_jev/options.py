@@ -6,9 +6,10 @@ The command line wins over the ini file, as in pytest's own logging plugin.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Literal
 
 import pytest
 
@@ -54,7 +55,7 @@ FLAGS = (
     Flag("jev-json", "write every run's metrics as JSON: {\"runs\": [...]}", None, "path", ini=False,
          metavar="PATH"),
     Flag("jev-case-items", "one item per case (all), one bulk item per pack (none), or all up to "
-         f"jev_case_items_max cases (auto)", "auto", metavar="auto|all|none"),
+         "jev_case_items_max cases (auto)", "auto", metavar="auto|all|none"),
     Flag("jev-case-items-max", f"largest pack that gets per-case items under auto (default {CASE_ITEMS_MAX})",
          CASE_ITEMS_MAX, "int", metavar="N"),
     Flag("jev-record", "call the backend for cases the recording lacks, then grade: once (default), "
@@ -117,8 +118,8 @@ def addoption(parser: pytest.Parser) -> None:
         else:
             group.addoption(f"--{flag.name}", default=None, dest=flag.dest, metavar=flag.metavar, help=help_text)
         if flag.ini:
-            parser.addini(flag.dest, help=flag.help, default=None,
-                          type="bool" if flag.kind == "bool" else "string")
+            kind: Literal["bool", "string"] = "bool" if flag.kind == "bool" else "string"
+            parser.addini(flag.dest, help=flag.help, default=None, type=kind)
 
 
 def _raw(config: pytest.Config, flag: Flag) -> Any:
@@ -160,6 +161,9 @@ def parse(config: pytest.Config) -> Options:
     if record_mode is not None and record_mode not in RECORD_MODES:
         raise OptionError(f"--jev-record={record_mode!r} is not a record mode",
                           fix=f"pass --jev-record or --jev-record={'|'.join(RECORD_MODES)}")
+    if record_mode is not None and get("jev-replay"):
+        raise OptionError(f"--jev-replay and --jev-record={record_mode} contradict each other: replay never "
+                          "calls a backend", fix="drop one of the two flags")
     if record_mode == "none":
         record_mode = None
     repeat = num("jev-repeat", int, lambda n: n >= 1, "a whole number >= 1")

@@ -1,4 +1,4 @@
-"""pytest hook wiring only: options, collection of pack folders, outcomes, summary, JSON."""
+"""pytest hook wiring only: options, collection of packs, recording, outcomes, summary, JSON."""
 
 from __future__ import annotations
 
@@ -10,63 +10,45 @@ import pytest
 
 from . import options as opts
 from .errors import JevError
-from .nodes import (MISMATCH_COUNT_KEY, MISMATCH_KEY, OPTIONS_KEY, RUNS_KEY, STABILITY_KEY, CaseItem,
-                    PackDirectory, RunStore, freeze_if_large, unfreeze_gc)
+from .nodes import (
+    MISMATCH_COUNT_KEY,
+    MISMATCH_KEY,
+    NO_RECORDING,
+    OPTIONS_KEY,
+    PACK_FILE,
+    RUNS_KEY,
+    BrokenPack,
+    JevItem,
+    PackFile,
+    RunStore,
+    broken_pack_problem,
+    freeze_if_large,
+    unfreeze,
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     opts.addoption(parser)
 
 
-SELECTED_KEY = pytest.StashKey[dict]()
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
-    """Let `pytest packs/x::case[x-0001]` re-run one item, as a node id printed by pytest should.
-
-    pytest refuses `::` after a directory argument, and a pack is a directory; so such an
-    argument becomes the pack folder plus a selection applied at collection time.
-    """
-    selected: dict[str, set[str]] = {}
-    for i, arg in enumerate(args):
-        path, sep, rest = arg.partition("::")
-        if sep and not arg.startswith("-") and (Path(path) / "pack.yaml").is_file():
-            args[i] = path
-            selected.setdefault(str(Path(path).resolve()), set()).add(rest)
-    early_config.stash[SELECTED_KEY] = selected
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    selected = config.stash.get(SELECTED_KEY, {})
-    if not selected:
-        return
-    keep, drop = [], []
-    for item in items:
-        wanted = selected.get(str(item.path.resolve())) if isinstance(item.parent, PackDirectory) else None
-        (keep if wanted is None or item.name in wanted else drop).append(item)
-    if drop:
-        config.hook.pytest_deselected(items=drop)
-        items[:] = keep
-
-
 @pytest.hookimpl(trylast=True)
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Large sessions: freeze what collection built (see nodes.freeze_if_large)."""
-    freeze_if_large(session.config, sum(1 for item in session.items if type(item) is CaseItem))
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_unconfigure(config: pytest.Config) -> None:
-    """After pytest's own last collection (trylast), hand the frozen objects back to the GC."""
-    unfreeze_gc(config)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """--jev-dry-run estimates in this process: no xdist workers to start (after xdist's own
+    cmdline_main turned -n into --dist load)."""
+    if getattr(config.option, "jev_dry_run", None) and getattr(config.option, "dist", "no") != "no":
+        config.option.dist = "no"
+        config.option.numprocesses = None
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
     try:
-        config.stash[OPTIONS_KEY] = opts.parse(config)
-    except JevError as exc:
+        options = config.stash[OPTIONS_KEY] = opts.parse(config)
+        if options.record_mode and not hasattr(config, "workerinput"):
+            from .backends.registry import check_ready
+
+            check_ready(options.backend, options.base_url)  # a missing key or extra stops the run before collection
+    except JevError as exc:  # AuthError too: its message names the variable to set
         raise pytest.UsageError(exc.one_line()) from None
     config.stash[RUNS_KEY] = RunStore()
     if config.pluginmanager.hasplugin("xdist"):
@@ -77,31 +59,63 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(JevReporter(config), "jev-reporter")
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_sessionstart(session: pytest.Session) -> None:
-    """Record before anything is collected or any xdist worker starts (controller only)."""
-    config = session.config
-    options = config.stash[OPTIONS_KEY]
-    if hasattr(config, "workerinput") or not (options.record_mode or options.dry_run):
-        return
-    from .record import record_run
-
-    try:
-        record_run(config, options)
-    except JevError as exc:
-        raise pytest.UsageError(exc.one_line()) from None
-    except Exception as exc:  # AuthError and friends: stop the run with their one line
-        if type(exc).__name__ == "AuthError":
-            raise pytest.UsageError(str(exc)) from None
-        raise
-    if options.dry_run:
-        pytest.exit("jev dry run: nothing was called", returncode=0)
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name == PACK_FILE:
+        return PackFile.from_parent(parent, path=file_path)
+    return None
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if (path / "pack.yaml").is_file():
-        return PackDirectory.from_parent(parent, path=path)
-    return None
+    """A folder meant as a pack without a readable pack.yaml fails instead of vanishing."""
+    problem = broken_pack_problem(path, named=parent.session.isinitpath(path))
+    if problem is None:
+        return None
+    broken = BrokenPack.from_parent(parent, path=path)
+    broken.problem = problem
+    return broken
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Record what collection selected (not under --collect-only), then freeze large sessions."""
+    config = session.config
+    options = config.stash[OPTIONS_KEY]
+    if (options.record_mode or options.dry_run) and not hasattr(config, "workerinput") \
+            and not config.option.collectonly:
+        from .record.session import record_selection, selection_from_items
+
+        try:
+            record_selection(config, options, selection_from_items(session.items))
+        except JevError as exc:
+            raise pytest.UsageError(exc.one_line()) from None
+        if options.dry_run:
+            pytest.exit("jev dry run: nothing was called", returncode=0)
+    from .nodes import CaseItem
+
+    freeze_if_large(config, sum(1 for item in session.items if type(item) is CaseItem))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """After pytest's own last collection (trylast), hand the frozen objects back to the GC."""
+    unfreeze(config)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """A pack item skipped at run time is reported at the pack's place, not in our code: a gate
+    not computable at its line of gates.yaml, items without a usable recording at pack.yaml
+    (one summary line for the whole pack under -rs)."""
+    report = yield
+    if report.skipped and isinstance(item, JevItem) and isinstance(report.longrepr, tuple):
+        reason = report.longrepr[2]
+        line: int | None = 0
+        if NO_RECORDING in reason:
+            path = item.nodeid.split("::", 1)[0]
+        else:
+            path, line, _domain = item.location
+        report.longrepr = (path, (line or 0) + 1, reason)
+    return report
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
@@ -141,9 +155,11 @@ class JevReporter:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        from .record.session import STABILITY_KEY
+
         path = self.options.json_path
         store = self.config.stash[RUNS_KEY]
-        runs = store.sorted()
+        runs = store.results()
         if store.failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a pack without numbers is not a pass
         stability = [s.as_dict() for s in self.config.stash.get(STABILITY_KEY, [])]
@@ -156,10 +172,11 @@ class JevReporter:
         from .report.terminal import write_summary
 
         store = self.config.stash[RUNS_KEY]
-        runs = store.sorted()
         per_case, bulk_nodes = self.mismatches(terminalreporter.stats)
-        write_summary(terminalreporter, runs, per_case, bulk_nodes, self.options)
+        write_summary(terminalreporter, store.results(), per_case, bulk_nodes, self.options,
+                      self.config.get_verbosity())
         for failure in store.failures:
             terminalreporter.write_line(f"jev: {failure}", red=True)
-        if self.json_written is not None:
-            terminalreporter.write_line(f"jev: metrics of {len(runs)} run(s) written to {self.json_written}")
+        if self.json_written is not None and self.config.get_verbosity() >= -1:
+            terminalreporter.write_line(f"jev: metrics of {len(store.results())} run(s) written to "
+                                        f"{self.json_written}")

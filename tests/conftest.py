@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 # pytester's in-process runs drop modules first imported inside a run; numpy cannot be
 # imported twice in one process, so the heavy modules the plugin imports lazily load here.
 import jsonschema  # noqa: F401
 import numpy  # noqa: F401
+import pytest
 import yaml  # noqa: F401
+from jevassert_env import VERSION as JEVASSERT_VERSION
+from jevassert_env import JevassertUnavailable, ensure_jevassert
 
 import pytest_jev.evaluate  # noqa: F401
+import pytest_jev.layout  # noqa: F401
+import pytest_jev.nodes  # noqa: F401
 import pytest_jev.packs.loader  # noqa: F401
 import pytest_jev.report.json  # noqa: F401
 import pytest_jev.report.terminal  # noqa: F401
-import pytest_jev.session  # noqa: F401
 
 COMPAT = Path(__file__).resolve().parents[2] / "shared" / "compat" / "jev-packs"
 
@@ -107,3 +110,36 @@ def toy(pytester: pytest.Pytester) -> Path:
     folder = write_pack(pytester.path, wrong={2, 5})
     pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
     return folder
+
+
+@pytest.fixture(scope="session")
+def jevassert() -> Path:
+    """The reference `jevassert` 0.2.1 executable (tests/jevassert_env.py): $JEVASSERT, else a
+    venv of its own under the test cache, installed from the package index on first use.
+
+    Unavailable (no index, no Python >= 3.12), it FAILS the tests that need it: CI must
+    never pass the parity tests by skipping them. JEV_ALLOW_NO_JEVASSERT=1 turns that into a skip."""
+    try:
+        return ensure_jevassert()
+    except (JevassertUnavailable, OSError) as exc:
+        why = f"jevassert {JEVASSERT_VERSION} is not available for the parity tests: {exc}"
+    if os.environ.get("JEV_ALLOW_NO_JEVASSERT") == "1":
+        pytest.skip(f"{why}\n(skipped: JEV_ALLOW_NO_JEVASSERT=1)")
+    pytest.fail(f"{why}\nSet JEV_ALLOW_NO_JEVASSERT=1 to skip these tests instead, or JEVASSERT=/path/to/jevassert "
+                "to use an installed one.", pytrace=False)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "jevassert_sweep: the long seed sweep of the jevassert differential "
+                                       "(also marked slow); collected only when -m names slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The 200-seed jevassert sweep runs on request only (`pytest tests/ -m slow`): the default
+    run, CI's included, takes the 30 seeds of test_jevassert_differential.py."""
+    if "slow" in (config.getoption("markexpr") or ""):
+        return  # `-m slow` keeps it, `-m "not slow"` deselects it anyway
+    dropped = [item for item in items if item.get_closest_marker("jevassert_sweep")]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if not item.get_closest_marker("jevassert_sweep")]

@@ -99,7 +99,7 @@ def test_bad_pack_is_one_line_and_other_packs_still_run(pytester: pytest.Pyteste
     failure = [line for line in out.splitlines() if where in line]
     assert failure, out
     assert fix in failure[0]
-    result.stdout.fnmatch_lines(["FAILED packs/bad::check[[]spec[]]*"])
+    result.stdout.fnmatch_lines(["FAILED packs/bad/pack.yaml::check[[]spec[]]*"])
 
 
 def spoil_recording_json(rec: Path) -> None:
@@ -134,12 +134,12 @@ def test_unreadable_recording_fails_its_check(pytester: pytest.Pytester, spoil, 
     pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
     spoil(pytester.path / "results/jev-1.13.0/toy.predictions.jsonl")
     result = pytester.runpytest("packs")
-    result.assert_outcomes(passed=17, failed=1)
+    result.assert_outcomes(passed=17, failed=1, skipped=14)  # its cases and gates wait for a recording
     out = result.stdout.str()
     assert "Traceback" not in out
     line = next(x for x in out.splitlines() if where in x)
     assert fix in line
-    result.stdout.fnmatch_lines(["FAILED packs/toy::check[[]recording[]]*"])
+    result.stdout.fnmatch_lines(["FAILED packs/toy/pack.yaml::check[[]recording[]]*"])
 
 
 def test_recording_that_does_not_match_the_pack(pytester: pytest.Pytester) -> None:
@@ -158,9 +158,10 @@ def test_recording_that_does_not_match_the_pack(pytester: pytest.Pytester) -> No
         "*toy.predictions.jsonl:1: case 'stranger-1' is not in pack toy*",
         "*toy.predictions.jsonl:2: case toy-0002 answer 'queue' has type \"noul\", the pack declares choice*",
     ])
-    # the case items say what is wrong with each answer
-    result.stdout.fnmatch_lines(["*case toy-0002 (*cases.jsonl:2): queue: answer type \"noul\" but the question is choice*"])
-    result.stdout.fnmatch_lines(["*case toy-0001 (*cases.jsonl:1): not in the recording*"])
+    # the case items say what is wrong with each answer, where it can be fixed: the recording's line
+    result.stdout.fnmatch_lines(["*toy.predictions.jsonl:2: case toy-0002: queue: answer type \"noul\" but the "
+                                 "question is choice; re-record the case (--jev-record)"])
+    result.stdout.fnmatch_lines(["*cases.jsonl:1: case toy-0001: not in the recording"])
 
 
 def test_answer_breaking_its_contract_fails_the_case(pytester: pytest.Pytester) -> None:
@@ -176,11 +177,11 @@ def test_answer_breaking_its_contract_fails_the_case(pytester: pytest.Pytester) 
     _write_lines(rec, rows)
     result = pytester.runpytest("packs", "-k", "case")
     result.assert_outcomes(failed=4, passed=8, deselected=4)
-    result.stdout.fnmatch_lines([
-        "*case toy-0001 *: queue: probabilities sum to 1.5000, not 1*",
-        "*case toy-0002 *: refund: noul 1.4 outside [[]0, 1[]]*",
-        "*case toy-0003 *: queue: undeclared label(s) [[]'sales'[]]*",
-        "*case toy-0004 *: recorded error: HTTP 500: upstream timeout*",
+    result.stdout.fnmatch_lines([  # at the recording's file and line: that is what must change
+        "*toy.predictions.jsonl:1: case toy-0001: queue: probabilities sum to 1.5000, not 1*",
+        "*toy.predictions.jsonl:2: case toy-0002: refund: noul 1.4 outside [[]0, 1[]]; re-record the case*",
+        "*toy.predictions.jsonl:3: case toy-0003: queue: undeclared label(s) [[]'sales'[]]*",
+        "*toy.predictions.jsonl:4: case toy-0004: recorded error: HTTP 500: upstream timeout",
     ])
 
 
@@ -192,14 +193,15 @@ def test_unreadable_backend_pricing_fails_the_recording_check(pytester: pytest.P
     result = pytester.runpytest("packs", "--jev-recording", "results/jev-1.13.0")
     out = result.stdout.str()
     assert "Traceback" not in out and "INTERNALERROR" not in out
-    result.assert_outcomes(passed=2, failed=2)  # good has no recording in that folder: its own one-line failure
-    result.stdout.fnmatch_lines(["*backend.json: unreadable pricing*give pricing as*"])
+    result.assert_outcomes(passed=2, failed=2, skipped=28)  # good has no recording in that folder: its own line
+    result.stdout.fnmatch_lines(["*backend.json: unreadable pricing (input_usd_per_mtok = 'cheap' is not a number "
+                                 ">= 0); give pricing as*"])
 
 
 def test_recording_lines_are_checked_per_shape_not_trusted_from_a_similar_line(tmp_path: Path) -> None:
     """Lines are validated once per shape; an absent key and a null one are different shapes."""
     from pytest_jev.errors import RecordingError
-    from pytest_jev.recording import load_recording
+    from pytest_jev.recording_file import load_recording
 
     good = {"case_id": "a", "model": "m", "answers": {"q": {"type": "noul", "noul": 0.9}}, "error": None,
             "extra": [1, 2]}

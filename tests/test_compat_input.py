@@ -5,19 +5,15 @@ Input that is truly broken still fails as one line naming file, line and fix."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jevassert_env import differences, run_check
 
 from conftest import write_pack
 
-# the reference tool, when installed (not in CI): its numbers are compared where cheap
-JEVASSERT = Path(os.environ.get("JEVASSERT", "/work/oracle12/bin/jevassert"))
-needs_jevassert = pytest.mark.skipif(not JEVASSERT.is_file(), reason=f"{JEVASSERT} is not installed")
 RECORDING = "results/jev-1.13.0/toy.predictions.jsonl"
 
 
@@ -88,15 +84,13 @@ def baseline(toy: Path, pytester: pytest.Pytester) -> dict[str, Any]:
     return _numbers(run)
 
 
-def _same_as_jevassert(pytester: pytest.Pytester, run: dict[str, Any]) -> None:
-    """Every number `jevassert check --json` gives equals ours (not checked without jevassert)."""
-    if not JEVASSERT.is_file():
-        return
-    done = subprocess.run([str(JEVASSERT), "check", "packs/toy", "-p", RECORDING, "--json"],
-                          cwd=pytester.path, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
-    theirs = json.loads(done.stdout)
-    assert {k: run.get(k) for k in theirs} == theirs
+def _same_as_jevassert(request: pytest.FixtureRequest, pytester: pytest.Pytester, run: dict[str, Any]) -> None:
+    """Every value `jevassert check --json` (0.2.1, the `jevassert` fixture) writes equals ours, bit for bit.
+
+    Asked for last, so the test's own assertions have run when jevassert cannot be had."""
+    jevassert: Path = request.getfixturevalue("jevassert")
+    theirs = run_check(jevassert, Path("packs/toy"), Path(RECORDING), cwd=pytester.path)
+    assert differences(theirs, run) == []
 
 
 # -- line breaks and whitespace ------------------------------------------------------------
@@ -119,13 +113,13 @@ def test_cases_line_breaks_and_stray_whitespace_read_the_same(
     assert run is not None and _numbers(run) == baseline
 
 
-@needs_jevassert
 def test_recording_with_crlf_and_nbsp_gives_jevassert_numbers(
-        pytester: pytest.Pytester, baseline: dict[str, Any]) -> None:
+        pytester: pytest.Pytester, baseline: dict[str, Any], jevassert: Path) -> None:
     _rewrite(pytester.path / RECORDING, lambda text: _crlf(_trailing_space(text)))
     _, run = _run(pytester)
     assert run is not None
-    _same_as_jevassert(pytester, run)
+    theirs = run_check(jevassert, Path("packs/toy"), Path(RECORDING), cwd=pytester.path)
+    assert differences(theirs, run) == []
 
 
 def test_raw_line_separators_inside_json_strings_are_not_line_breaks(
@@ -181,10 +175,10 @@ def test_broken_recording_line_is_still_one_line_with_its_number(
     _rewrite(pytester.path / RECORDING, change)
     result, run = _run(pytester)
     assert run is None
-    result.assert_outcomes(passed=1, failed=1)  # check[spec] passes; no case is graded
+    result.assert_outcomes(passed=1, failed=1, skipped=14)  # check[spec] passes; no case is graded
     line = next(x for x in result.stdout.str().splitlines() if where in x)
     assert fix in line
-    result.stdout.fnmatch_lines(["FAILED packs/toy::check[[]recording[]]*"])
+    result.stdout.fnmatch_lines(["FAILED packs/toy/pack.yaml::check[[]recording[]]*"])
 
 
 @pytest.mark.parametrize("change", [_broken_crlf, _broken_cr_nbsp], ids=["crlf", "cr-nbsp"])
@@ -209,7 +203,8 @@ def test_blank_case_line_under_crlf_names_its_line(pytester: pytest.Pytester, to
 
 # -- answers that are not objects ---------------------------------------------------------
 
-def test_answer_that_is_not_an_object_fails_only_its_case(pytester: pytest.Pytester, toy: Path) -> None:
+def test_answer_that_is_not_an_object_fails_only_its_case(request: pytest.FixtureRequest, pytester: pytest.Pytester,
+                                                          toy: Path) -> None:
     rec = pytester.path / RECORDING
     rows = _rows(rec)
     rows[1]["answers"]["queue"] = None
@@ -219,21 +214,21 @@ def test_answer_that_is_not_an_object_fails_only_its_case(pytester: pytest.Pytes
     result, run = _run(pytester)
     result.assert_outcomes(passed=13, failed=3)  # check[recording] passes: each line is readable
     result.stdout.fnmatch_lines([
-        "*case toy-0002 (*cases.jsonl:2): queue: no answer",
-        "*case toy-0005 (*cases.jsonl:5): urgency: answer is not an object",
-        "*case toy-0008 (*cases.jsonl:8): refund: answer is not an object",
+        "*toy.predictions.jsonl:2: case toy-0002: queue: no answer; re-record the case (--jev-record)",
+        "*toy.predictions.jsonl:5: case toy-0005: urgency: answer is not an object; re-record*",
+        "*toy.predictions.jsonl:8: case toy-0008: refund: answer is not an object; re-record*",
     ])
-    result.stdout.fnmatch_lines(["FAILED packs/toy::case[[]toy-0002[]]*", "FAILED packs/toy::case[[]toy-0005[]]*",
-                                 "FAILED packs/toy::case[[]toy-0008[]]*"])
+    result.stdout.fnmatch_lines(["FAILED packs/toy/pack.yaml::case[[]toy-0002[]]*", "FAILED packs/toy/pack.yaml::case[[]toy-0005[]]*",
+                                 "FAILED packs/toy/pack.yaml::case[[]toy-0008[]]*"])
     assert run is not None
     assert (run["n_items"], run["missing_items"], run["case_errors"]) == (33, 3, 0)
     assert run["per_question"]["queue"]["missing"] == 1
-    _same_as_jevassert(pytester, run)
+    _same_as_jevassert(request, pytester, run)
 
 
 def test_provenance_of_the_wrong_type_is_still_refused(tmp_path: Path) -> None:
     from pytest_jev.errors import RecordingError
-    from pytest_jev.recording import load_recording
+    from pytest_jev.recording_file import load_recording
 
     good = {"case_id": "a", "model": "m", "latency_ms": 3.0, "usage": {}, "record_version": 1.0,
             "answers": {"q": None, "r": "x", "s": [1]}, "error": None}
@@ -269,7 +264,8 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1))
 
 
-def test_empty_thresholds_and_level_descriptions_load_as_absent(pytester: pytest.Pytester, toy: Path) -> None:
+def test_empty_thresholds_and_level_descriptions_load_as_absent(request: pytest.FixtureRequest,
+                                                                pytester: pytest.Pytester, toy: Path) -> None:
     from pytest_jev import load_pack
 
     _edit(toy / "pack.yaml", "thresholds:\n  refund: {true: 0.8, false: 0.8}\n", "thresholds:\n")
@@ -280,7 +276,7 @@ def test_empty_thresholds_and_level_descriptions_load_as_absent(pytester: pytest
     result, run = _run(pytester)
     result.assert_outcomes(passed=16)
     assert run is not None and run["threshold_coverage"] is None
-    _same_as_jevassert(pytester, run)
+    _same_as_jevassert(request, pytester, run)
 
 
 def _rename_technical(pytester: pytest.Pytester, toy: Path) -> None:
@@ -290,7 +286,8 @@ def _rename_technical(pytester: pytest.Pytester, toy: Path) -> None:
         path.write_text(path.read_text().replace('"technical"', '"2"'))
 
 
-def test_integer_threshold_key_names_its_label(pytester: pytest.Pytester, toy: Path) -> None:
+def test_integer_threshold_key_names_its_label(request: pytest.FixtureRequest, pytester: pytest.Pytester,
+                                               toy: Path) -> None:
     from pytest_jev import load_pack
 
     _rename_technical(pytester, toy)
@@ -300,12 +297,13 @@ def test_integer_threshold_key_names_its_label(pytester: pytest.Pytester, toy: P
     result, run = _run(pytester)
     result.assert_outcomes(passed=16)
     assert run is not None and run["threshold_coverage"]["n_auto"] == 12 + 4  # refund items + queue "2" items
-    _same_as_jevassert(pytester, run)
+    _same_as_jevassert(request, pytester, run)
 
 
 @pytest.mark.parametrize("yaml_text, where", [
     ("  queue: {3: 0.85}\n", "pack.yaml:29: thresholds.queue: '3' is not a label of queue"),
-    ("  refund: {1: 0.85}\n", "pack.yaml:29: thresholds.refund: '1' is not a label of refund"),
+    ("  urgency: {1: 0.85}\n", "pack.yaml:29: thresholds.urgency: '1' is not a label of urgency"),
+    ("  refund: {1: 0.85}\n", "pack.yaml:29: duplicate key 'refund' (first on line 28)"),  # YAML keeps the last
     ("  queue: {2: 0}\n", "pack.yaml:29: thresholds.queue.2: 0 is less than or equal to the minimum of 0"),
 ])
 def test_integer_threshold_key_is_still_checked(pytester: pytest.Pytester, toy: Path, yaml_text: str,

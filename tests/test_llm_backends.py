@@ -179,13 +179,15 @@ def test_malformed_then_good_is_corrected_and_usage_summed(server: ScriptedServe
     assert "answers is missing 'urgency'" in answer.extra["retry_reasons"][0]
 
 
-def test_still_malformed_after_two_corrections_is_a_retryable_error(server: ScriptedServer,
-                                                                     provider: dict[str, Any]) -> None:
+def test_still_malformed_after_two_corrections_is_an_error_not_retried(server: ScriptedServer,
+                                                                        provider: dict[str, Any]) -> None:
     for _ in range(3):
         server.push(200, provider["reply"]("I think it is billing."))
     backend = provider["make"](server.url)
     answer = ask(backend)
-    assert answer.answers is None and answer.retryable is True
+    # malformed output is not a transient error (wire contract): the recorder writes an error line
+    # instead of asking 3 x 4 times, and the next --jev-record run asks again
+    assert answer.answers is None and answer.retryable is False
     assert answer.error is not None and "malformed" in answer.error and "not valid JSON" in answer.error
     assert len(server.requests) == 3
     assert answer.usage is not None and answer.usage["input_tokens_total"] == 3 * provider["tokens"][0]

@@ -14,7 +14,7 @@ from conftest import COMPAT
 from pytest_jev import metrics
 from pytest_jev.evaluate import Settings, evaluate
 from pytest_jev.packs import load_pack
-from pytest_jev.recording import load_recording
+from pytest_jev.recording_file import load_recording
 
 CORPUS = [
     ("jev-1.13.0", "sms-spam", "packs/sms-spam/predictions.jsonl"),
@@ -32,10 +32,11 @@ def test_published_numbers_come_out_identical(backend: str, pack: str, recording
     pricing = json.loads((COMPAT / "results" / backend / "backend.json").read_text())["pricing_usd_per_mtok"]
     result = evaluate(load_pack(COMPAT / "packs" / pack), load_recording(COMPAT / recording),
                       Settings(price_input=pricing["input"], price_output=pricing["output"], no_gates=True))
-    compared = [k for k in published if k in result.payload and k not in ("backend",)]
+    ours = result.run.to_json()
+    compared = [k for k in published if k in ours and k not in ("backend",)]
     assert len(compared) >= 20
-    assert {k: result.payload[k] for k in compared} == {k: published[k] for k in compared}
-    assert result.payload["recording_sha256"] == published["predictions_sha256"]
+    assert {k: ours[k] for k in compared} == {k: published[k] for k in compared}
+    assert ours["recording_sha256"] == published["predictions_sha256"]
 
 
 def test_randrange_stream_is_pythons() -> None:
@@ -107,14 +108,14 @@ def test_nearest_rank_and_coverage() -> None:
     assert metrics.nearest_rank([5.0, 1.0, 3.0], 95) == 5.0
     assert metrics.nearest_rank([], 50) is None
     rows = metrics.coverage_rows(np.asarray([0.5, 0.9, 0.97]), np.asarray([False, True, True]))
-    assert [(r.threshold, r.coverage, r.precision) for r in rows][-2:] == [(0.9, 2 / 3, 1.0), (0.95, 1 / 3, 1.0)]
+    assert rows[-2:] == [(0.9, 2 / 3, 1.0), (0.95, 1 / 3, 1.0)]
 
 
 def test_threshold_suggestion_needs_ten_items_and_prefers_coverage() -> None:
     p = np.asarray([0.55] * 5 + [0.8] * 12)
     c = np.asarray([False] * 5 + [True] * 12)
     s = metrics.suggest_threshold(p, c, 0.95)
-    assert (s.threshold, s.n_accepted, s.precision) == (0.56, 12, 1.0)
+    assert s is not None and (s[0], s[3], s[2]) == (0.56, 12, 1.0)
     assert metrics.suggest_threshold(p[:9], c[:9], 0.1) is None
 
 

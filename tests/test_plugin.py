@@ -13,11 +13,11 @@ from conftest import write_pack
 def test_pack_collects_into_readable_items(pytester: pytest.Pytester, toy: Path) -> None:
     result = pytester.runpytest("packs", "--collect-only", "-q")
     out = result.stdout.str()
-    assert "packs/toy::check[spec]" in out
-    assert "packs/toy::check[recording]" in out
-    assert "packs/toy::case[toy-0001]" in out
-    assert "packs/toy::gate[min_accuracy]" in out
-    assert "packs/toy::gate[max_ece]" in out
+    assert "packs/toy/pack.yaml::check[spec]" in out
+    assert "packs/toy/pack.yaml::check[recording]" in out
+    assert "packs/toy/pack.yaml::case[toy-0001]" in out
+    assert "packs/toy/pack.yaml::gate[min_accuracy]" in out
+    assert "packs/toy/pack.yaml::gate[max_ece]" in out
     assert "16 tests collected" in out  # 2 checks + 12 cases + 2 gates
 
 
@@ -27,7 +27,7 @@ def test_mismatches_get_their_own_outcome_and_section(pytester: pytest.Pytester,
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*14 passed, 2 mismatched*"])
     result.stdout.fnmatch_lines(["*jev mismatches (6)*",
-                                 'packs/toy::case[[]toy-0002[]] refund: expected true, got false (p=0.90)*message number 2*'])
+                                 'packs/toy/pack.yaml::case[[]toy-0002[]] refund: expected true, got false (p=0.90)*message number 2*'])
 
 
 def test_verbose_shows_mismatch_word(pytester: pytest.Pytester, toy: Path) -> None:
@@ -143,11 +143,12 @@ def test_pack_predictions_file_is_the_fallback(pytester: pytest.Pytester) -> Non
 def test_missing_recording_names_paths_and_command(pytester: pytest.Pytester) -> None:
     write_pack(pytester.path, recording=None)
     write_pack(pytester.path, pack_id="other", recording="results/b1")
-    result = pytester.runpytest("packs", "--jev-backend", "b1")
-    result.assert_outcomes(passed=17, failed=1)
+    result = pytester.runpytest("packs", "--jev-backend", "b1", "-rs")
+    result.assert_outcomes(passed=17, failed=1, skipped=14)  # its cases and gates point at check[recording]
     result.stdout.fnmatch_lines([
-        "*no recording for pack 'toy' (tried *results/b1/toy.predictions.jsonl); "
-        "record one with `pytest *packs/toy --jev-record --jev-backend=b1`*"])
+        "*no recording for pack 'toy' (tried *results/b1/toy.predictions.jsonl, nor any folder of *results "
+        "whose backend.json names backend 'b1'); record one with `pytest *packs/toy --jev-record --jev-backend=b1`*",
+        "SKIPPED [[]14[]] packs/toy/pack.yaml:1: no usable recording: see packs/toy/pack.yaml::check[[]recording[]]"])
 
 
 def test_replay_never_opens_a_socket(pytester: pytest.Pytester, toy: Path) -> None:
@@ -168,13 +169,13 @@ def test_bulk_mode_grades_in_one_item_and_lists_mismatches(pytester: pytest.Pyte
     result = pytester.runpytest("packs", "--jev-case-items=none")
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["*jev mismatches (6)*",
-                                 "packs/toy::case[[]toy-0002[]] refund: expected true, got false*",
+                                 "packs/toy/pack.yaml::case[[]toy-0002[]] refund: expected true, got false*",
                                  "*4 passed, 1 mismatched*"])
 
 
 def test_auto_cut_over_follows_the_size_limit(pytester: pytest.Pytester, toy: Path) -> None:
     result = pytester.runpytest("packs", "--collect-only", "-q", "-o", "jev_case_items_max=5")
-    result.stdout.fnmatch_lines(["packs/toy::cases[[]bulk[]]", "*5 tests collected*"])
+    result.stdout.fnmatch_lines(["packs/toy/pack.yaml::cases[[]bulk[]]", "*5 tests collected*"])
 
 
 def test_bad_option_value_is_a_usage_error(pytester: pytest.Pytester, toy: Path) -> None:
@@ -185,8 +186,8 @@ def test_bad_option_value_is_a_usage_error(pytester: pytest.Pytester, toy: Path)
 
 def test_single_pack_folder_and_single_item_selection(pytester: pytest.Pytester, toy: Path) -> None:
     pytester.runpytest("packs/toy").assert_outcomes(passed=14)
-    one = pytester.runpytest("packs/toy::case[toy-0003]", "packs/toy::gate[max_ece]")
-    one.assert_outcomes(passed=2, deselected=14)
+    one = pytester.runpytest("packs/toy/pack.yaml::case[toy-0003]", "packs/toy/pack.yaml::gate[max_ece]")
+    one.assert_outcomes(passed=2)  # pytest itself collects only the named items
 
 
 def test_ini_twins_are_read_and_cli_wins(pytester: pytest.Pytester) -> None:
@@ -260,11 +261,16 @@ def test_metrics_that_crash_are_noted_not_raised_at_session_end():
 
     from pytest_jev.nodes import PackRun, RunStore
 
+    from pytest_jev.results import RunKey
+
     store = RunStore()
-    store.add({"pack": "good", "recording": "r.jsonl", "accuracy": 1.0})
+    good = SimpleNamespace(key=RunKey("good", "", "r.jsonl"))
+    store.add_result(good)  # type: ignore[arg-type]
     # a prepared run without settings: evaluate.finish raises on the background thread
-    store.add_run(PackRun(SimpleNamespace(pack=SimpleNamespace(id="broken"), shown_path="b.jsonl")))
-    assert [p["pack"] for p in store.sorted()] == ["good"]
+    broken = PackRun(SimpleNamespace(id="broken"), "", (), None)  # type: ignore[arg-type]
+    broken.prepared = SimpleNamespace(shown_path="b.jsonl")  # type: ignore[assignment]
+    broken.start(store, apart=False)
+    assert store.results() == [good]
     assert len(store.failures) == 1
     assert store.failures[0].startswith("broken (b.jsonl): metrics failed: AttributeError")
 
@@ -285,10 +291,10 @@ def test_large_runs_freeze_collected_objects_until_the_end(pytester: pytest.Pyte
                                                            frozen: bool, case_items: str, n_items: int) -> None:
     import gc
 
-    from pytest_jev import nodes
+    from pytest_jev.nodes import gcpolicy
 
     assert gc.get_freeze_count() == 0
-    monkeypatch.setattr(nodes, "FREEZE_MIN_CASES", threshold)  # the toy pack has 12 cases
+    monkeypatch.setattr(gcpolicy, "FREEZE_MIN_CASES", threshold)  # the toy pack has 12 cases
     pytester.makeconftest(FREEZE_PROBE)
     pytester.inline_run("packs", f"--jev-case-items={case_items}").assertoutcome(passed=n_items)
     counts = json.loads((pytester.path / "freeze.json").read_text())
@@ -299,19 +305,22 @@ def test_large_runs_freeze_collected_objects_until_the_end(pytester: pytest.Pyte
 
 EXIT_PROBE = """
 import atexit, gc, pathlib
-import pytest_jev.nodes
-pytest_jev.nodes.FREEZE_MIN_CASES = 12  # the toy pack has 12 cases
+import pytest_jev.nodes.gcpolicy
+pytest_jev.nodes.gcpolicy.FREEZE_MIN_CASES = 12  # the toy pack has 12 cases
+def pytest_runtest_call(item):
+    pathlib.Path("during.txt").write_text(str(gc.get_freeze_count()))
 atexit.register(lambda: pathlib.Path("exit.txt").write_text(str(gc.get_freeze_count())))
 """
 
 
-def test_command_line_runs_stay_frozen_until_the_process_exits(pytester: pytest.Pytester, toy: Path) -> None:
-    """pytest's CLI ends the process next: its final collections would only walk the session again."""
+def test_command_line_runs_hand_frozen_objects_back_before_exit(pytester: pytest.Pytester, toy: Path) -> None:
+    """Frozen during the session, handed back at unconfigure: no private pytest API, no frame walking."""
     pytester.makeconftest(EXIT_PROBE)
     result = pytester.runpytest_subprocess("packs")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*14 passed, 2 mismatched*"])
-    assert int((pytester.path / "exit.txt").read_text()) > 0
+    assert int((pytester.path / "during.txt").read_text()) > 0
+    assert int((pytester.path / "exit.txt").read_text()) == 0
 
 
 BROKEN_METRICS = """
@@ -336,9 +345,14 @@ def test_metrics_that_fail_make_the_run_red_even_without_gates(pytester: pytest.
 
 
 def test_json_report_escapes_a_lone_surrogate_instead_of_crashing(tmp_path: Path) -> None:
+    from dataclasses import replace
+
+    from pytest_jev import grade_pack, load_pack, load_recording
     from pytest_jev.report.json import write_runs
 
-    path = write_runs(tmp_path / "out.json", [{"pack": "p", "model": "m-\ud800", "note": "café"}])
-    assert json.loads(path.read_text(encoding="ascii"))["runs"][0]["model"] == "m-\ud800"
-    write_runs(path, [{"pack": "p", "note": "café"}])
+    folder = write_pack(tmp_path)
+    run = grade_pack(load_pack(folder), load_recording(tmp_path / "results/jev-1.13.0/toy.predictions.jsonl"))
+    path = write_runs(tmp_path / "out.json", [replace(run, recorded_models=("m-\ud800",), backend="café")])
+    assert json.loads(path.read_text(encoding="ascii"))["runs"][0]["recorded_models"] == ["m-\ud800"]
+    write_runs(path, [replace(run, backend="café")])
     assert "café" in path.read_text(encoding="utf-8")  # readable UTF-8 whenever it can be

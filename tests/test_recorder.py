@@ -20,10 +20,12 @@ from pytest_jev.backends.base import Answer, AuthError, Request
 from pytest_jev.backends.mock import MockBackend
 from pytest_jev.backends.registry import make_backend
 from pytest_jev.errors import OptionError
-from pytest_jev.journal import journal_path, misfit
+from pytest_jev.backends.registry import estimate_tokens
+from pytest_jev.contract import answers_problems
 from pytest_jev.packs import load_pack
-from pytest_jev.recorder import build_requests, dry_run, record_pack_sync
-from pytest_jev.recording import load_recording
+from pytest_jev.record.engine import build_requests, plan, record_pack_sync, specs_of
+from pytest_jev.record.journal import journal_path
+from pytest_jev.recording_file import load_recording
 
 FAST = {"backoff_base_s": 0.001, "backoff_max_s": 0.01}
 LINE_KEYS = ["case_id", "model", "latency_ms", "usage", "answers", "error", "record_version", "backend", "mode",
@@ -193,11 +195,17 @@ def test_retries_and_error_lines_with_injected_faults(pack_dir: Path, tmp_path: 
     lines = lines_of(out)
     assert len(lines) == 60 and len(backend.asked) == sum(x["attempts"] for x in lines)
     errors = [x for x in lines if x["error"]]
-    assert summary.n_errors == len(errors) > 0  # 0.6^3 of the cases fail three times
-    assert all(x["attempts"] == 3 and x["answers"] is None and x["error_detail"]["retryable"] for x in errors)
-    assert any(r.startswith("misfit") for x in lines for r in x["retry_reasons"])
-    assert any(r.startswith("HTTP 500") for x in lines for r in x["retry_reasons"])
-    assert all(misfit(build_requests(pack, "m")[0].questions, x["answers"]) is None for x in lines if not x["error"])
+    assert summary.n_errors == len(errors) > 0
+    # an HTTP 500 is retried (up to 3 attempts); an answer breaking the contract is not transient:
+    # it ends the case at once as an error line, which the next run asks again
+    gave_up = [x for x in errors if x["error"].startswith("HTTP 500")]
+    misfits = [x for x in errors if x["error"].startswith("misfit")]
+    assert gave_up and misfits and len(gave_up) + len(misfits) == len(errors)
+    assert all(x["attempts"] == 3 and x["error_detail"]["retryable"] for x in gave_up)
+    assert all(not x["error_detail"]["retryable"] and x["answers"] is None for x in misfits)
+    assert all(r.startswith("HTTP 500") for x in lines for r in x["retry_reasons"])
+    specs = specs_of(build_requests(pack, "m")[0].questions)
+    assert all(answers_problems(specs, x["answers"]) == [] for x in lines if not x["error"])
     backend2 = Counting.from_pack(pack, seed=5)
     record_pack_sync(pack, backend2, out, **FAST)
     assert sorted(backend2.asked) == sorted(x["case_id"] for x in errors)  # errors are redone by `once`
@@ -240,18 +248,34 @@ def test_auth_error_stops_run_and_keeps_journal(pack_dir: Path, tmp_path: Path) 
     assert len(backend.asked) == 5 and len(lines_of(out)) == 8
 
 
-def test_dry_run_and_registry(pack_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plan_counts_only_the_calls_a_run_makes(pack_dir: Path, tmp_path: Path) -> None:
     pack = load_pack(pack_dir)
-    questions = json.dumps(pack.questions_as_sent())
-    tokens = sum(len(json.dumps(dict(c.state)) + questions) // 4 + 1 for c in pack.cases)
-    estimate = dry_run(pack, "jev")
-    assert estimate.n_calls == 8 and estimate.est_input_tokens == tokens
-    assert estimate.est_cost_usd == pytest.approx(tokens * 0.042 / 1e6)
-    assert dry_run(pack, "sparrow").est_cost_usd == 0.0
     out = tmp_path / "rec.jsonl"
+    assert len(plan(pack, "mock", out).todo) == 8
     record_pack_sync(pack, MockBackend.from_pack(pack), out)
-    assert dry_run(pack, "jev", out_path=out).n_calls == 0
+    assert plan(pack, "mock", out).todo == []  # complete: nothing to ask
+    assert len(plan(pack, "mock", out, mode="all").todo) == 8
+    assert len(plan(pack, "jev", out).todo) == 8  # another backend's fingerprints
+    assert len(plan(pack, "mock", out, cases=pack.cases[:3], mode="all").todo) == 3
+    lines = lines_of(out)
+    lines[2]["answers"]["refund"]["noul"] = 1.5  # a line replay would refuse is asked again
+    lines[5]["error"] = "HTTP 500: boom"
+    out.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    assert [r.case_id for r in plan(pack, "mock", out).todo] == [case_id(3), case_id(6)]
 
+
+def test_token_estimates_come_from_the_bodies_sent(pack_dir: Path) -> None:
+    pack = load_pack(pack_dir)
+    request = build_requests(pack, "jev-latest")[0]
+    body = json.dumps({"model": "jev-latest", "state": request.state, "questions": request.questions},
+                      ensure_ascii=False)
+    assert estimate_tokens("jev", request) == (len(body) // 4 + 1, 0)
+    llm_in, llm_out = estimate_tokens("sonnet", request)
+    assert llm_in > len(body) // 4 + 200  # system prompt and schema travel with every LLM call
+    assert 20 < llm_out < 200  # a probability for each of 1 + 3 + 3 answer keys
+
+
+def test_registry_names_and_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(OptionError, match="unknown backend 'gpt'.*jev, mock, sparrow"):
         make_backend("gpt")
     monkeypatch.delenv("TYPESAFE_API_KEY", raising=False)
@@ -265,7 +289,7 @@ KILL_SCRIPT = textwrap.dedent("""
     from pathlib import Path
     from pytest_jev.packs import load_pack
     from pytest_jev.backends.typesafe import TypeSafeBackend
-    from pytest_jev.recorder import record_pack_sync
+    from pytest_jev.record.engine import record_pack_sync
     record_pack_sync(load_pack(sys.argv[1]), TypeSafeBackend(base_url=sys.argv[2]), Path(sys.argv[3]),
                      concurrency=4)
 """)

@@ -12,7 +12,8 @@ from servers import LoopbackServer, Reply, Seen, ok_reply
 from servers import answers_for
 
 from pytest_jev import load_pack
-from pytest_jev.stability import round_path, stability
+from pytest_jev.layout import round_path
+from pytest_jev.record.stability import stability
 
 ROUNDS_FLIPPING = {"c-002": {2, 3}, "c-004": {3}}  # case -> rounds whose answers differ from round 1
 
@@ -97,5 +98,5 @@ def test_repeat_needs_a_recording_run_and_multiplies_the_dry_run(pytester: pytes
     zero = pytester.runpytest("packs", "--jev-record", "--jev-backend=mock", "--jev-repeat", "0")
     zero.stderr.fnmatch_lines(["*--jev-repeat='0' is not a whole number >= 1*"])
     dry = pytester.runpytest("packs", "--jev-dry-run", "--jev-backend=jev", "--jev-repeat", "3")
-    dry.stdout.fnmatch_lines(["jev dry run tiny-pack: 12 calls (3 rounds), ~* input tokens*"])
+    dry.stdout.fnmatch_lines(["jev dry run tiny-pack: 12 calls over 3 rounds, ~* input + ~0 output tokens*"])
     assert not (pytester.path / "results").exists()

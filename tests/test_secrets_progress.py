@@ -36,8 +36,8 @@ from servers import LoopbackServer, Reply, Seen, ok_reply
 import pytest_jev.backends.anthropic  # imported here, not first inside a pytester run
 import pytest_jev.backends.openai
 import pytest_jev.backends.typesafe  # noqa: F401
-from pytest_jev import record
-from pytest_jev.recorder import Progress
+from pytest_jev.record import session as record
+from pytest_jev.record.engine import Progress
 
 KEYS = {"TYPESAFE_API_KEY": "tsk-e2e-9f3c1a7b5d2e4f60b8a1c3d5",
         "ANTHROPIC_API_KEY": "sk-ant-e2e-4b7d9e1f3a5c7e90d2f4a6b8",
@@ -132,8 +132,9 @@ def test_key_never_leaks_from_a_jev_recording_run(pytester: pytest.Pytester) -> 
     assert "--jev-strict" in failures["case[c-001]"]
     assert "gate min_accuracy failed" in failures["gate[min_accuracy]"]
     result.stdout.fnmatch_lines([  # the failure section, then the -rA summary
-        "case c-002 (*cases.jsonl:2): recorded error: HTTP 400: refused: you sent authorization: Bearer [*][*][*]",
-        "FAILED packs/tiny-pack::case[[]c-002[]] - case c-002 *Bearer [*][*][*]*"])
+        "*tiny-pack.predictions.jsonl:2: case c-002: recorded error: HTTP 400: refused: you sent authorization: "
+        "Bearer [*][*][*]",
+        "FAILED packs/tiny-pack/pack.yaml::case[[]c-002[]] - *case c-002: recorded error*"])
     assert json.loads((pytester.path / "report.json").read_text())["runs"][0]["case_errors"] == 2
     scanned = assert_key_absent(key, pytester.path, result)
     assert {"junit.xml", "report.json", "results/jev-1.13.0/tiny-pack.predictions.jsonl",
@@ -234,30 +235,18 @@ def test_a_key_that_cannot_be_sent_stops_the_run_before_any_call(pytester: pytes
 # ---- the progress line ---------------------------------------------------------------------------
 
 class FakeTerminal:
-    def __init__(self) -> None:
+    """The terminal reporter's surface the progress line uses: write() and isatty."""
+
+    def __init__(self, tty: bool = True) -> None:
         self.written: list[str] = []
+        self.isatty = tty
 
     def write(self, text: str, **markup: Any) -> None:
         self.written.append(text)
 
 
-class FakeStdout:
-    def __init__(self, tty: bool) -> None:
-        self.tty = tty
-
-    def isatty(self) -> bool:
-        return self.tty
-
-    def write(self, text: str) -> int:
-        return len(text)
-
-    def flush(self) -> None:
-        pass
-
-
-def test_progress_writer_draws_done_total_rate_errors_and_eta(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_progress_writer_draws_done_total_rate_errors_and_eta() -> None:
     tr = FakeTerminal()
-    monkeypatch.setattr(sys, "stdout", FakeStdout(tty=True))
     show = record._progress_writer(tr, "tiny-pack")
     assert show is not None and record._progress_writer(None, "tiny-pack") is None
     show(Progress(done=1, total=8, errors=0, rate_per_s=4.0, eta_s=7.0))
@@ -270,9 +259,8 @@ def test_progress_writer_draws_done_total_rate_errors_and_eta(monkeypatch: pytes
     assert tr.written == ["\rjev record p: 0/3 cases, 0.0/s, 0 errors   "]  # no rate yet: no ETA
 
 
-def test_progress_writer_is_off_when_stdout_is_not_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sys, "stdout", FakeStdout(tty=False))
-    assert record._progress_writer(FakeTerminal(), "tiny-pack") is None
+def test_progress_writer_is_off_when_the_terminal_is_not_a_tty() -> None:
+    assert record._progress_writer(FakeTerminal(tty=False), "tiny-pack") is None
 
 
 def run_in_pty(args: list[str], cwd: Path, timeout_s: float = 30.0) -> tuple[int, str]:

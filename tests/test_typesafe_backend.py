@@ -21,10 +21,10 @@ from servers import LoopbackServer, Reply, Seen, ok_reply
 
 from pytest_jev.backends.base import AuthError, Request
 from pytest_jev.backends.typesafe import TypeSafeBackend, error_message, resolve_base_url, retry_after_s
-from pytest_jev.journal import journal_path
+from pytest_jev.record.journal import journal_path
 from pytest_jev.packs import load_pack
-from pytest_jev.recorder import record_pack_sync
-from pytest_jev.recording import load_recording
+from pytest_jev.record.engine import record_pack_sync
+from pytest_jev.recording_file import load_recording
 
 KEY = "tsk-test-SECRET-0123456789abcdef"
 SPARROW = shutil.which("sparrow-decider") or str(Path(sys.executable).with_name("sparrow-decider"))
@@ -121,7 +121,9 @@ def test_fault_server(tmp_path: Path) -> None:
                                    backoff_base_s=0.01, max_attempts=4)
     lines = {x["case_id"]: x for x in map(json.loads, out.read_text().splitlines())}
     attempts = {cid: line["attempts"] for cid, line in lines.items()}
-    assert attempts == {"c-001": 1, "c-002": 2, "c-003": 3, "c-004": 2, "c-005": 2, "c-006": 4, "c-007": 2,
+    # malformed replies (c-005: not JSON, c-006: an undeclared label) are not transient: one attempt,
+    # an error line, and the next --jev-record run asks again
+    assert attempts == {"c-001": 1, "c-002": 2, "c-003": 3, "c-004": 2, "c-005": 1, "c-006": 1, "c-007": 2,
                         "c-008": 1, "c-009": 2}
     assert dict(server.per_case) == attempts  # the server saw exactly those requests
     assert lines["c-001"]["request_id"] == "req-c-001-1" and lines["c-001"]["retry_reasons"] == []
@@ -131,14 +133,14 @@ def test_fault_server(tmp_path: Path) -> None:
     assert "x-typesafe-retry-count" not in by_case["c-002", 1].headers
     assert lines["c-003"]["retry_reasons"] == ["HTTP 500: upstream exploded", "HTTP 529: overloaded"]
     assert lines["c-004"]["retry_reasons"][0].startswith("timeout")
-    assert lines["c-005"]["retry_reasons"][0].startswith("malformed: 200 with a body that is not JSON")
+    assert lines["c-005"]["error"].startswith("malformed: 200 with a body that is not JSON")
     assert lines["c-007"]["retry_reasons"][0].startswith("connection")
-    assert lines["c-006"]["error"].startswith("misfit: queue: probabilities for undeclared labels ['refunds']")
+    assert lines["c-006"]["error"].startswith("misfit: queue: undeclared label(s) ['refunds']")
     assert lines["c-006"]["answers"] is None and lines["c-006"]["error_detail"]["type"] == "misfit"
     bad = lines["c-008"]
     assert bad["error"] == "HTTP 400: body.questions: too many levels" and bad["http_status"] == 400
     assert bad["error_detail"]["retryable"] is False and bad["model"] is None
-    assert summary.n_errors == 2 and summary.n_called == 9
+    assert summary.n_errors == 3 and summary.n_called == 9
     assert KEY not in out.read_text() and "***" in lines["c-009"]["retry_reasons"][0]
 
 

@@ -14,19 +14,29 @@ from typing import Any
 
 import httpx
 
+from ..layout import safe_name
 from .base import AuthError
-from .llm import Exchange, LLMBackend, error_object, provider_schema, token_count, usable_key
+from .llm import Exchange, LLMBackend, as_object, error_object, provider_schema, token_count, usable_key
+from .registry import SONNET, SONNET_MODEL
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_VAR = "ANTHROPIC_API_KEY"
 BASE_VAR = "ANTHROPIC_BASE_URL"
 API_VERSION = "2023-06-01"
-ALIASES = {"sonnet": "claude-sonnet-5"}
+ALIASES = {SONNET: SONNET_MODEL}
 # USD per million tokens (input, output), platform.claude.com list prices (wire-contract §3).
 PRICES = {"claude-sonnet-5-5": (2.0, 10.0), "claude-sonnet-5": (2.0, 10.0), "claude-sonnet-4-6": (3.0, 15.0),
           "claude-sonnet-4-5": (3.0, 15.0), "claude-haiku-4-5": (1.0, 5.0)}
 CUT_OFF = {"max_tokens": "the reply was cut off at the token limit (stop_reason max_tokens); answer more briefly",
            "refusal": "the reply was a refusal (stop_reason refusal)"}
+
+
+def read_key() -> str:
+    key = os.environ.get(KEY_VAR, "").strip()
+    if not key:
+        raise AuthError(f"{KEY_VAR} is not set: the anthropic backend needs an Anthropic API key; "
+                        f"export {KEY_VAR}=...")
+    return usable_key(KEY_VAR, key)
 
 
 def list_price(model: str) -> tuple[float, float] | None:
@@ -38,7 +48,7 @@ def list_price(model: str) -> tuple[float, float] | None:
 
 
 def _folder_name(model: str) -> str:
-    return re.sub(r"[^a-z0-9._-]+", "-", model.lower()).strip("-") or "anthropic"
+    return safe_name(model.lower(), fallback="anthropic")
 
 
 class AnthropicBackend(LLMBackend):
@@ -48,10 +58,7 @@ class AnthropicBackend(LLMBackend):
     def __init__(self, model: str, base_url: str | None = None, transport: httpx.AsyncBaseTransport | None = None,
                  timeout_s: float = 60.0, price: tuple[float, float] | None = None,
                  structured: bool = True) -> None:
-        key = os.environ.get(KEY_VAR, "").strip()
-        if not key:
-            raise AuthError(f"{KEY_VAR} is not set: the anthropic backend needs an Anthropic API key; "
-                            f"export {KEY_VAR}=...")
+        key = read_key()
         model = ALIASES.get(model.strip().lower(), model.strip())
         super().__init__(model, base_url or os.environ.get(BASE_VAR) or DEFAULT_BASE_URL, transport, timeout_s,
                          structured)
@@ -89,7 +96,7 @@ class AnthropicBackend(LLMBackend):
         doc = self._json_body(response, request_id)
         text = next((block.get("text") for block in doc.get("content") or []
                      if isinstance(block, dict) and block.get("type") == "text"), None)
-        usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else {}
+        usage = as_object(doc.get("usage"))
         tokens_in = sum(token_count(usage.get(k)) for k in
                         ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
         problem = CUT_OFF.get(str(doc.get("stop_reason")))

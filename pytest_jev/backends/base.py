@@ -14,6 +14,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..errors import JevError
+
 RECORD_VERSION = 1
 FINGERPRINT_VERSION = "v1"
 
@@ -41,6 +43,8 @@ class Request:
     questions: dict[str, dict[str, Any]]  # exactly as sent: Question.as_sent() per question id
     model: str  # the requested model (an alias such as jev-latest is fine)
     attempt: int = 0  # 0 for the first try, n for the n-th retry (X-TypeSafe-Retry-Count); not fingerprinted
+    # --jev-shuffle-options: choice question id -> its labels in the order sent (fingerprinted)
+    option_order: dict[str, list[str]] | None = None
 
     def fingerprint(self, backend: str) -> str:
         """sha256 of backend, requested model, state and questions as sent (the resume key)."""
@@ -55,12 +59,13 @@ def fingerprints(requests: list[Request], backend: str) -> list[str]:
     """Request.fingerprint of each request, with each distinct questions object serialized once.
 
     The body is the canonical JSON (sorted keys, no spaces) of {backend, questions, requested_model,
-    state, v}; written out key by key in that sorted order it is the very same string that one
-    json.dumps of the whole object gives, so fingerprints do not change. A pack's requests share one
-    questions dict (unless options are shuffled), which is most of the body: serialized once, not
-    once per case.
+    state, v}, plus `option_order` for a request whose choice options were shuffled: canonical JSON
+    sorts the options' keys, so without it a shuffled request would fingerprint like the plain one
+    and its answers be reused for it. Written out key by key in sorted order it is the very same
+    string one json.dumps of the whole object gives. A pack's requests share one questions dict
+    (unless options are shuffled), which is most of the body: serialized once, not once per case.
     """
-    head = '{"backend":' + _canonical(backend) + ',"questions":'
+    head = '{"backend":' + _canonical(backend) + ","
     tail = ',"v":' + _canonical(FINGERPRINT_VERSION) + "}"
     seen: dict[int, str] = {}  # id() is safe here: every questions object stays alive in `requests`
     out = []
@@ -68,7 +73,8 @@ def fingerprints(requests: list[Request], backend: str) -> list[str]:
         questions = seen.get(id(req.questions))
         if questions is None:
             questions = seen[id(req.questions)] = _canonical(req.questions)
-        body = (f'{head}{questions},"requested_model":{_canonical(req.model)},'
+        order = "" if req.option_order is None else f'"option_order":{_canonical(req.option_order)},'
+        body = (f'{head}{order}"questions":{questions},"requested_model":{_canonical(req.model)},'
                 f'"state":{_canonical(req.state)}{tail}')
         out.append("sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest())
     return out
@@ -91,7 +97,7 @@ class Answer:
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. adapter settings for LLM rows
 
 
-class AuthError(Exception):
+class AuthError(JevError):
     """401/403 or a missing key: the whole run stops; the message names the variable to set."""
 
 

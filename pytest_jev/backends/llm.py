@@ -22,8 +22,9 @@ import copy
 import json
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Mapping
+from typing import Any
 
 import httpx
 
@@ -111,7 +112,7 @@ def describe_question(question: Mapping[str, Any]) -> str:
     """Instructions plus one `key = meaning` line per allowed key (schema descriptions and prompt)."""
     kind = question["type"]
     lines = [text_of(question.get("instructions"))]
-    criteria = question.get("criteria")
+    criteria: Any = question.get("criteria")
     if kind == "noul":
         lines[0] = f"Probability that this is true: {lines[0]}"
         if isinstance(criteria, Mapping):
@@ -172,6 +173,27 @@ def provider_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
     strip(out)
     return out
+
+
+CHARS_PER_TOKEN = 4  # a rough, provider-neutral rate for estimates (--jev-dry-run), never for billing
+
+
+def estimate_tokens(state: Any, questions: Mapping[str, Mapping[str, Any]], structured: bool = True
+                    ) -> tuple[int, int]:
+    """(input, output) tokens one call is likely to bill, from the texts actually sent: the
+    system prompt, the user message and the reply schema (sent as structured-output format or
+    pasted into the prompt), and a reply giving every allowed key a 4-digit probability."""
+    schema = answer_schema(questions)
+    sent = SYSTEM_PROMPT + user_message(state, questions, None if structured else schema)
+    if structured:
+        sent += json.dumps(provider_schema(schema), ensure_ascii=False)
+    reply = {"answers": {qid: 0.1234 if q["type"] == "noul" else dict.fromkeys(labels_of(q), 0.1234)
+                         for qid, q in questions.items()}}
+    return _tokens(sent), _tokens(json.dumps(reply))
+
+
+def _tokens(text: str) -> int:
+    return len(text) // CHARS_PER_TOKEN + 1
 
 
 def max_output_tokens(questions: Mapping[str, Mapping[str, Any]]) -> int:
@@ -329,8 +351,8 @@ class LLMBackend:
                 problem = self._scrub(str(exc))
                 tally.reasons.append(problem)
                 said = (exchange.text or "").strip() or "(empty reply)"  # Anthropic refuses empty turns
-                messages = messages + [{"role": "assistant", "content": said},
-                                       {"role": "user", "content": correction(problem)}]
+                messages = [*messages, {"role": "assistant", "content": said},
+                            {"role": "user", "content": correction(problem)}]
                 continue
             extra = {"adapter": {**self.adapter_settings(), "max_error": info["max_error"]},
                      "retry_reasons": list(tally.reasons), "llm_attempts": tally.attempts}
@@ -340,11 +362,11 @@ class LLMBackend:
                           latency_ms=_ms(start), http_status=exchange.http_status,
                           request_id=exchange.request_id, extra=extra)
         assert exchange is not None
-        failed = CallFailed("malformed_output",
-                            f"reply still malformed after {MAX_CORRECTIVE_RETRIES} corrective retries: {problem}",
-                            status=exchange.http_status, retryable=True, request_id=exchange.request_id,
-                            body_excerpt=self._scrub(exchange.text or "")[:300])
-        return replace(_failure(failed, start, tally, self.adapter_settings()), model=exchange.model or self.model)
+        gave_up = CallFailed("malformed_output",  # not transient (wire contract): an error line, asked again next run
+                             f"reply still malformed after {MAX_CORRECTIVE_RETRIES} corrective retries: {problem}",
+                             status=exchange.http_status, retryable=False, request_id=exchange.request_id,
+                             body_excerpt=self._scrub(exchange.text or "")[:300])
+        return replace(_failure(gave_up, start, tally, self.adapter_settings()), model=exchange.model or self.model)
 
     async def aclose(self) -> None:
         client, self._client, self._loop = self._client, None, None
@@ -384,7 +406,7 @@ class LLMBackend:
             doc = None
         if not isinstance(doc, dict):
             raise CallFailed("malformed", "200 with a body that is not a JSON object", status=response.status_code,
-                             retryable=True, request_id=request_id, body_excerpt=self._scrub(response.text)[:300])
+                             retryable=False, request_id=request_id, body_excerpt=self._scrub(response.text)[:300])
         return doc
 
     def _http_failure(self, response: httpx.Response, request_id: str | None, provider: str,
@@ -434,6 +456,11 @@ def _error_type(response: httpx.Response) -> str | None:
         if isinstance(error.get(key), str) and error[key]:
             return str(error[key])
     return None
+
+
+def as_object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one (provider replies are read defensively)."""
+    return value if isinstance(value, dict) else {}
 
 
 def token_count(value: Any) -> int:

@@ -24,9 +24,10 @@ import functools
 import importlib
 import os
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from ..errors import OptionError
 from .base import Answer, Request
@@ -89,7 +90,7 @@ class _Embedded:
                                                          request.questions)
         except BadQuestion as exc:
             return _failed("bad_question", str(exc))
-        except Exception as exc:  # the model library failed on this input: record it, keep the run going
+        except Exception as exc:  # noqa: BLE001  the model library failed on this input: record it, go on
             return _failed("backend_error", f"{type(exc).__name__}: {exc}")
         return Answer(model=self.model_name, answers=answers, usage=dict(NO_TOKENS), latency_ms=round(ms, 3))
 
@@ -262,7 +263,7 @@ CACHE_MAX = 20_000  # option-text embeddings kept (a pack reuses the same few do
 def option_texts(question: Mapping[str, Any]) -> list[str]:
     """One text per outcome, in answer order ([false, true] for noul)."""
     kind = question["type"]
-    criteria = question.get("criteria")
+    criteria: Any = question.get("criteria")
     if kind == "choice":
         return [f"{label}: {text_of(desc)}" if text_of(desc) else str(label) for label, desc in criteria.items()]
     if kind == "score":

@@ -21,7 +21,6 @@ from typing import Any, TypeVar
 from .base import Answer, Request
 from .shapes import shape
 
-
 _M = TypeVar("_M", bound="MockBackend")
 
 

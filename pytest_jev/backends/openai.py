@@ -9,12 +9,12 @@ servers this targets are local models where a recording should be repeatable.
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 import httpx
 
-from .llm import Exchange, LLMBackend, error_object, provider_schema, token_count, usable_key
+from ..layout import safe_name
+from .llm import Exchange, LLMBackend, as_object, error_object, provider_schema, token_count, usable_key
 
 DEFAULT_BASE_URL = "http://localhost:11434/v1"  # Ollama; vLLM serves http://localhost:8000/v1
 KEY_VAR = "OPENAI_API_KEY"
@@ -24,7 +24,7 @@ NO_KEY = "not-needed"  # local servers ignore the key but some clients insist on
 
 def sanitize(model: str) -> str:
     """A folder-safe form of a model name: qwen2.5:7b -> qwen2.5-7b."""
-    return re.sub(r"[^a-z0-9._-]+", "-", model.lower()).strip("-.") or "model"
+    return safe_name(model.lower(), fallback="model")
 
 
 class OpenAIBackend(LLMBackend):
@@ -72,10 +72,10 @@ class OpenAIBackend(LLMBackend):
                                      never_retry=_quota_gone(response))
         doc = self._json_body(response, request_id)
         choices = doc.get("choices")
-        choice = choices[0] if isinstance(choices, list) and choices and isinstance(choices[0], dict) else {}
-        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        choice = as_object(choices[0]) if isinstance(choices, list) and choices else {}
+        message = as_object(choice.get("message"))
         text = message.get("content")
-        usage = doc.get("usage") if isinstance(doc.get("usage"), dict) else {}
+        usage = as_object(doc.get("usage"))
         problem = None
         if choice.get("finish_reason") == "length":
             problem = "the reply was cut off at the token limit (finish_reason length); answer more briefly"

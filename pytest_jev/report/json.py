@@ -8,15 +8,17 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..results import RunResult
 
-def write_runs(path: Path, runs: list[dict[str, Any]], stability: list[dict[str, Any]] | None = None) -> Path:
+
+def write_runs(path: Path, runs: list[RunResult], stability: list[dict[str, Any]] | None = None) -> Path:
     """Write atomically (temp file + rename) so a reader never sees half a report.
 
     `stability` (--jev-repeat) goes in a top-level key of its own, so each run object
     keeps exactly jevassert's keys plus ours."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    doc: dict[str, Any] = {"runs": runs}
+    doc: dict[str, Any] = {"runs": [run.to_json() for run in runs]}
     if stability:
         doc["stability"] = stability
     try:

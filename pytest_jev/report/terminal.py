@@ -1,93 +1,129 @@
-"""The terminal summary: one block per run, then the mismatch list. Printed once, by the controller."""
+"""The terminal summary: one block per run, then the mismatch list. Printed once, by the controller.
+
+Verbosity shortens it as it shortens pytest's own output: the full block by default, one
+line per run under -q, nothing but problems under -qq.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
+
+from ..errors import printable
+from ..results import RunResult
 
 
 def _f(value: Any, spec: str = ".3f", none: str = "-") -> str:
     return none if value is None else format(value, spec)
 
 
-def run_lines(run: dict[str, Any]) -> Iterator[str]:
-    """The block of one (pack, recording) run, like `jevassert check` prints it."""
-    models = ", ".join(run["recorded_models"]) or run["record_model"]
-    tested = f"tested {run['tested']}" if run["tested"] else "provisional"
-    backend = f"backend {run['backend']}, " if run.get("backend") else ""
-    yield f"recording {run['recording']} ({backend}model {models}, {tested}, mode {run['mode']})"
-    yield (f"{run['n_cases']} cases, {run['case_errors']} errors, {run['missing_items']} missing items, "
-           f"{run['n_items']} items; {run['mismatched_cases']} cases mismatched, {run['invalid_cases']} invalid")
+def _title(run: RunResult) -> str:
+    split = f"::{run.split}" if run.split else ""
+    return f"{run.pack}{split} v{run.version}"
+
+
+def run_lines(run: RunResult) -> Iterator[str]:
+    """The block of one (pack, split, recording) run, like `jevassert check` prints it."""
+    models = ", ".join(run.recorded_models) or run.record_model
+    tested = f"tested {run.tested}" if run.tested else "provisional"
+    backend = f"backend {run.backend}, " if run.backend else ""
+    yield f"recording {run.recording} ({backend}model {models}, {tested}, mode {run.mode})"
+    yield (f"{run.n_cases} cases, {run.case_errors} errors, {run.missing_items} missing items, "
+           f"{run.n_items} items; {run.mismatched_cases} cases mismatched, {run.invalid_cases} invalid")
     yield ""
     yield f"{'question':<24} {'type':<7} {'n':>6} {'acc':>7} {'p(dec)':>7} {'ece':>7} {'brier':>7}"
-    for qid, q in run["per_question"].items():
-        yield (f"{qid:<24} {q['type']:<7} {q['n']:>6} {q['accuracy']:>7.3f} {q['mean_decision_prob']:>7.3f} "
-               f"{q['ece']:>7.3f} {_f(q['brier']):>7}")
-    yield (f"{'overall':<24} {'':<7} {run['n_items']:>6} {run['accuracy']:>7.3f} "
-           f"{run['mean_decision_prob']:>7.3f} {run['ece']:>7.3f}")
-    if run["accuracy_ci"]:
-        a, e = run["accuracy_ci"], run["ece_ci"]
-        yield (f"bootstrap 95% ({run['bootstrap_resamples']} resamples, seed {run['seed']}): "
+    for q in run.per_question:
+        yield (f"{q.qid:<24} {q.type:<7} {q.n:>6} {q.accuracy:>7.3f} {q.mean_decision_prob:>7.3f} "
+               f"{q.ece:>7.3f} {_f(q.brier):>7}")
+    yield (f"{'overall':<24} {'':<7} {run.n_items:>6} {run.accuracy:>7.3f} {run.mean_decision_prob:>7.3f} "
+           f"{run.ece:>7.3f}")
+    if run.accuracy_ci and run.ece_ci:
+        a, e = run.accuracy_ci, run.ece_ci
+        yield (f"bootstrap 95% ({run.bootstrap_resamples} resamples, seed {run.seed}): "
                f"accuracy {a[0]:.3f}-{a[1]:.3f}, ECE {e[0]:.3f}-{e[1]:.3f}")
     else:
         yield "bootstrap off: no intervals"
-    if run["n_items"] < 50:
-        yield f"note: {run['n_items']} items only: the interval is wide and ECE is coarse"
-    pricing = run["pricing"]
-    if run["cost_per_case_usd"] is not None:
-        yield (f"cost/case ${run['cost_per_case_usd']:.6f} (total ${run['total_cost_usd']:.4f} at "
-               f"${pricing['input_usd_per_mtok']}/M input + ${pricing['output_usd_per_mtok']}/M output tokens)")
-    elif run.get("input_tokens") is None:
-        yield "cost: no token usage in the recording"
-    else:
-        yield (f"cost: unknown, no price for this backend ({run['input_tokens']} input + "
-               f"{run['output_tokens']} output tokens; pass --jev-price-input and --jev-price-output)")
-    if run["p95_latency_ms"] is not None:
-        yield f"latency p50 {run['p50_latency_ms']:.0f}ms, p95 {run['p95_latency_ms']:.0f}ms"
+    if run.n_items < 50:
+        yield f"note: {run.n_items} items only: the interval is wide and ECE is coarse"
+    yield _cost_line(run)
+    if run.latency.p95_ms is not None:
+        yield f"latency p50 {run.latency.p50_ms:.0f}ms, p95 {run.latency.p95_ms:.0f}ms"
     else:
         yield "latency: not recorded"
     yield "coverage (accept when p >= t): " + "  ".join(
-        f"{r['threshold']:.2f}: {r['coverage']:.3f}/{_f(r['precision'])}" for r in run["coverage"])
-    tc = run["threshold_coverage"]
+        f"{r.threshold:.2f}: {r.coverage:.3f}/{_f(r.precision)}" for r in run.coverage)
+    tc = run.author_coverage
     if tc is not None:
-        yield (f"author thresholds: auto-accepted {tc['n_auto']}/{tc['n_total']} ({tc['coverage']:.3f}), "
-               f"precision {_f(tc['precision'])}; labels without a floor go to review")
-    if run["target_precision"] is not None:
-        s = run["suggestion"]
-        yield (f"threshold for precision >= {run['target_precision']:.2f}: " +
-               (f"p >= {s['threshold']:.2f} -> coverage {s['coverage']:.3f}, precision {s['precision']:.3f} "
-                f"(n={s['n_accepted']})" if s else "none on the grid (0.50-0.99, at least 10 accepted)"))
-    if run["gates_skipped"]:
-        yield "gates: skipped (--jev-no-gates)"
-    elif not run["gates"]:
-        yield "gates: none declared in gates.yaml"
-    else:
-        yield "gates: " + "; ".join(
-            f"{'PASS' if g['ok'] else 'SKIP' if g['ok'] is None else 'FAIL'} {g['gate']} ({g['detail']})"
-            for g in run["gates"])
+        yield (f"author thresholds: auto-accepted {tc.n_auto}/{tc.n_total} ({tc.coverage:.3f}), "
+               f"precision {_f(tc.precision)}; labels without a floor go to review")
+    if run.target_precision is not None:
+        s = run.suggestion
+        yield (f"threshold for precision >= {run.target_precision:.2f}: " +
+               (f"p >= {s.threshold:.2f} -> coverage {s.coverage:.3f}, precision {s.precision:.3f} "
+                f"(n={s.n_accepted})" if s else "none on the grid (0.50-0.99, at least 10 accepted)"))
+    yield _gates_line(run)
+
+
+def _cost_line(run: RunResult) -> str:
+    cost = run.cost
+    if cost.per_case_usd is not None and cost.total_usd is not None:
+        return (f"cost/case ${cost.per_case_usd:.6f} (total ${cost.total_usd:.4f} at "
+                f"${cost.price_input}/M input + ${cost.price_output}/M output tokens)")
+    if cost.input_tokens is None:
+        return "cost: no token usage in the recording"
+    return (f"cost: unknown, no price for this backend ({cost.input_tokens} input + "
+            f"{cost.output_tokens} output tokens; pass --jev-price-input and --jev-price-output)")
+
+
+def _gates_line(run: RunResult) -> str:
+    if run.gates_skipped:
+        return "gates: skipped (--jev-no-gates)"
+    if not run.gates:
+        return "gates: none declared in gates.yaml"
+    return "gates: " + "; ".join(
+        f"{'PASS' if g.ok else 'SKIP' if g.ok is None else 'FAIL'} {g.gate} ({g.detail})" for g in run.gates)
+
+
+def short_line(run: RunResult) -> str:
+    """One line per run, for -q."""
+    ci = f" ({run.accuracy_ci[0]:.3f}-{run.accuracy_ci[1]:.3f})" if run.accuracy_ci else ""
+    failed = len(run.failed_gates)
+    gates = ("gates skipped" if run.gates_skipped else f"{len(run.gates)} gates, {failed} failed" if run.gates
+             else "no gates")
+    return (f"jev {_title(run)}: accuracy {run.accuracy:.3f}{ci}, ECE {run.ece:.3f}, {run.n_items} items, "
+            f"{run.mismatched_cases} mismatched, {gates} ({run.recording})")
 
 
 def _mismatch_line(nodeid: str, m: dict[str, Any], state: str) -> str:
-    return (f"{nodeid} {m['question']}: expected {json.dumps(m['expected'])}, got {json.dumps(m['got'])} "
-            f"(p={m['probability']:.2f}) | {state}")
+    return printable(f"{nodeid} {m['question']}: expected {json.dumps(m['expected'])}, got {json.dumps(m['got'])} "
+                     f"(p={m['probability']:.2f}) | {state}")
 
 
-def write_summary(tr: Any, runs: list[dict[str, Any]], per_case: list[tuple[str, dict[str, Any]]],
-                  bulk_nodes: set[str], options: Any) -> None:
+def write_summary(tr: Any, runs: list[RunResult], per_case: list[tuple[str, dict[str, Any]]],
+                  bulk_nodes: set[str], options: Any, verbosity: int = 0) -> None:
+    if verbosity <= -2:
+        return  # -qq: pytest's own counts line says enough; failures print on their own
+    if verbosity == -1:
+        for run in runs:
+            tr.write_line(short_line(run))
+        if per_case or bulk_nodes:
+            tr.write_line("jev: mismatches are listed without -q (--jev-json keeps every one)")
+        return
     for run in runs:
-        tr.write_sep("=", f"jev: {run['pack']} v{run['version']}")
+        tr.write_sep("=", f"jev: {_title(run)}")
         for line in run_lines(run):
             tr.write_line(line)
     found: list[tuple[str, dict[str, Any], str]] = []  # formatted only when shown
     for nodeid, record in sorted(per_case, key=lambda x: x[0]):
         for m in record["misses"]:
             found.append((nodeid, m, record["state"]))
-    bulk_packs = {n.split("::")[0].rstrip("/").split("/")[-1]: n.split("::")[0] for n in bulk_nodes}
+    bulk_packs = {_pack_of(node): node.rsplit("::", 1)[0] for node in bulk_nodes}
     for run in runs:
-        prefix = bulk_packs.get(run["pack"])
+        prefix = bulk_packs.get(run.pack)
         if prefix is not None:
-            for m in run["mismatches"]:
-                found.append((f"{prefix}::case[{m['case']}]", m, ""))
+            for m in run.mismatches:
+                found.append((f"{prefix}::case[{printable(m.case)}]", m.to_json(), ""))
     if not found:
         return
     tr.write_sep("-", f"jev mismatches ({len(found)}): valid answers that disagree with the gold label")
@@ -96,3 +132,10 @@ def write_summary(tr: Any, runs: list[dict[str, Any]], per_case: list[tuple[str,
         tr.write_line(_mismatch_line(nodeid, m, state))
     if limit is not None and len(found) > limit:
         tr.write_line(f"... and {len(found) - limit} more (-v lists all; --jev-json keeps every one)")
+
+
+def _pack_of(nodeid: str) -> str:
+    """The pack id of a pack item's node id (`packs/x/pack.yaml::cases[bulk]` -> x)."""
+    path = nodeid.split("::", 1)[0]
+    parts = path.replace("\\", "/").split("/")
+    return parts[-2] if len(parts) >= 2 else parts[-1]

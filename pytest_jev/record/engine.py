@@ -1,11 +1,20 @@
 """Record a pack against a backend: async calls, pacing, retries, a crash-safe journal, resume.
 
 Modes follow vcrpy: ``once`` calls only cases that are missing, recorded with an
-error, or recorded for a different request (fingerprint); ``new_episodes`` does the
-same but also keeps lines for case ids the pack no longer has; ``all`` records
-everything afresh; ``none`` calls nothing and writes nothing. Whatever the mode, the
-final recording holds exactly one line per case, in pack order, and replaces the
-old file atomically only when the run completes (see journal.py for kill -9 safety).
+error, recorded for a different request (fingerprint) or recorded with an answer that
+breaks the answer contract; ``new_episodes`` does the same but also keeps lines for case
+ids the pack no longer has; ``all`` records the chosen cases afresh; ``none`` calls
+nothing and writes nothing. Only the chosen cases are ever called (pytest's selection:
+`-k`, node ids, `--deselect`); every other case keeps the line it has. The final
+recording holds one line per case it has an answer or error for, in pack order, and
+replaces the old file atomically only when the run completes (see journal.py for kill -9
+safety).
+
+What is retried within a run: transport errors, timeouts and the statuses the backend
+marks retryable (408, 429, 5xx, 529), waiting what the server asks (Retry-After) up to
+MAX_RETRY_AFTER_S. What is not: an answer that breaks the contract or a malformed
+reply (the wire contract: not a transient error); it is recorded as an error line, and
+the next --jev-record run asks again.
 """
 
 from __future__ import annotations
@@ -16,18 +25,21 @@ import random
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request, fingerprints, plugin_version
-from .errors import OptionError
-from .journal import Journal, atomic_write, journal_path, misfit, read_recording, scrub, write_lines
-from .packs.model import Pack
+from ..backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request, fingerprints, plugin_version
+from ..contract import AnswerSpec, answers_problems
+from ..errors import OptionError, RecordingError
+from ..packs.model import Case, Pack
+from .journal import Journal, atomic_write, journal_path, peek_journal, read_recording, scrub, write_lines
 
 MODES = ("once", "new_episodes", "all", "none")
+MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait gets an error line, not a stalled run
+TOKEN_KEYS = ("input_tokens", "output_tokens")
 
 
 @dataclass(frozen=True)
@@ -55,17 +67,26 @@ class RecordSummary:
 
 
 @dataclass(frozen=True)
-class DryRun:
-    n_calls: int
-    est_input_tokens: int
-    est_cost_usd: float | None  # None when the backend's list price is unknown
+class Plan:
+    """What a recording run would do, worked out without calling anything."""
+
+    requests: list[Request]  # the chosen cases' requests, in pack order
+    fingerprints: dict[str, str]  # case id -> request fingerprint
+    keep: dict[str, dict[str, Any]]  # chosen cases whose recorded or journaled line is kept
+    existing: dict[str, dict[str, Any]]  # the recording as it is (case id -> line)
+    order: list[str]  # its case ids in file order
+
+    @property
+    def todo(self) -> list[Request]:
+        return [req for req in self.requests if req.case_id not in self.keep]
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def build_requests(pack: Pack, model: str, shuffle_seed: int | None = None) -> list[Request]:
+def build_requests(pack: Pack, model: str, shuffle_seed: int | None = None,
+                   cases: Sequence[Case] | None = None) -> list[Request]:
     """One Request per case in pack order; choice options permuted per case when shuffle_seed is set.
 
     The permutation is seeded with (shuffle_seed, case id) rather than one stream over the pack,
@@ -73,12 +94,13 @@ def build_requests(pack: Pack, model: str, shuffle_seed: int | None = None) -> l
     """
     sent = pack.questions_as_sent()
     out = []
-    for case in pack.cases:
-        questions = sent
+    for case in pack.cases if cases is None else cases:
+        questions, order = sent, None
         if shuffle_seed is not None:
             rng = random.Random(f"{shuffle_seed}:{case.id}")
             questions = {qid: _shuffled(q, rng) for qid, q in sent.items()}
-        out.append(Request(case.id, dict(case.state), questions, model))
+            order = {qid: list(q["criteria"]) for qid, q in questions.items() if q["type"] == "choice"}
+        out.append(Request(case.id, dict(case.state), questions, model, option_order=order))
     return out
 
 
@@ -90,15 +112,53 @@ def _shuffled(question: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return {**question, "criteria": dict(items)}
 
 
-def _good(line: Mapping[str, Any] | None, fingerprint: str, *, strict: bool) -> bool:
-    """A line worth keeping: no error, answers present, recorded for this very request.
+def specs_of(questions: Mapping[str, Mapping[str, Any]]) -> dict[str, AnswerSpec]:
+    return {qid: AnswerSpec.of_sent(qid, q) for qid, q in questions.items()}
 
-    strict=False accepts a line without a fingerprint (a jevassert recording we cannot check).
-    """
+
+def usable(line: Mapping[str, Any] | None, fingerprint: str, specs: Mapping[str, AnswerSpec], *,
+           strict: bool) -> bool:
+    """A line worth keeping: no error, answers that honour the contract, recorded for this
+    very request. strict=False accepts a line without a fingerprint (a jevassert recording
+    we cannot check)."""
     if not line or line.get("error") or not isinstance(line.get("answers"), dict):
         return False
     recorded = line.get("request_fingerprint")
-    return recorded == fingerprint or (not strict and recorded is None)
+    if not (recorded == fingerprint or (not strict and recorded is None)):
+        return False
+    return not answers_problems(specs, line["answers"])
+
+
+def plan(pack: Pack, backend_name: str, out_path: Path, *, mode: str = "once", model: str | None = None,
+         shuffle_seed: int | None = None, cases: Sequence[Case] | None = None) -> Plan:
+    """Which of the chosen cases (default: all) a run would call, and which lines it keeps:
+    the one reading both record_pack and --jev-dry-run use, so the estimate counts exactly
+    the calls the run makes."""
+    _check_mode(mode)
+    requests = build_requests(pack, model or pack.record_model, shuffle_seed, cases)
+    fps = dict(zip((req.case_id for req in requests), fingerprints(requests, backend_name)))
+    try:
+        existing, order = read_recording(out_path)
+    except RecordingError:
+        if mode != "all" or cases is not None:
+            raise
+        existing, order = {}, []  # re-recording every case replaces a recording that cannot be read
+    journaled = peek_journal(out_path)
+    keep: dict[str, dict[str, Any]] = {}
+    if mode == "none":
+        return Plan(requests, fps, {r.case_id: existing[r.case_id] for r in requests if r.case_id in existing},
+                    existing, order)
+    specs: dict[int, dict[str, AnswerSpec]] = {}
+    for req in requests:
+        spec = specs.get(id(req.questions))
+        if spec is None:
+            spec = specs[id(req.questions)] = specs_of(req.questions)
+        fp = fps[req.case_id]
+        if usable(journaled.get(req.case_id), fp, spec, strict=True):
+            keep[req.case_id] = journaled[req.case_id]
+        elif mode != "all" and usable(existing.get(req.case_id), fp, spec, strict=False):
+            keep[req.case_id] = existing[req.case_id]
+    return Plan(requests, fps, keep, existing, order)
 
 
 class _Pacer:
@@ -129,14 +189,45 @@ class _Pacer:
         self.next = max(self.next, asyncio.get_running_loop().time() + seconds)
 
 
+class _Billed:
+    """Tokens billed over every attempt of one case: a retried call is paid for each time."""
+
+    def __init__(self) -> None:
+        self.totals = dict.fromkeys(TOKEN_KEYS, 0)
+        self.attempts_with_usage = 0
+
+    def add(self, answer: Answer) -> None:
+        usage = answer.usage
+        if not isinstance(usage, Mapping):
+            return
+        self.attempts_with_usage += 1
+        for key in TOKEN_KEYS:
+            value = usage.get(f"{key}_total", usage.get(key))
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                self.totals[key] += int(value)
+
+    def usage(self, last: Answer) -> dict[str, Any] | None:
+        """The usage to record: the last attempt's own keys, token counts summed over attempts."""
+        if not self.attempts_with_usage:
+            return None
+        out = dict(last.usage) if isinstance(last.usage, Mapping) else {}
+        for key in TOKEN_KEYS:
+            out[key] = self.totals[key]
+            if f"{key}_total" in out or self.attempts_with_usage > 1:
+                out[f"{key}_total"] = self.totals[key]
+        return out
+
+
 class _Run:
     def __init__(self, backend: Backend, journal: Journal, *, concurrency: int, rpm: float | None,
                  max_attempts: int, timeout_s: float, backoff: tuple[float, float],
-                 progress: Callable[[Progress], None] | None, total: int, reused: int) -> None:
+                 progress: Callable[[Progress], None] | None, total: int, reused: int,
+                 max_retry_after_s: float) -> None:
         self.backend, self.journal = backend, journal
         self.sem = asyncio.Semaphore(concurrency)
         self.pacer = _Pacer(rpm)
         self.max_attempts, self.timeout_s, self.backoff = max_attempts, timeout_s, backoff
+        self.max_retry_after_s = max_retry_after_s
         self.progress, self.total, self.reused = progress, total, reused
         self.base_url = getattr(backend, "base_url", None)
         self.version = plugin_version()
@@ -144,6 +235,7 @@ class _Run:
         self.t0 = time.perf_counter()
         self.results: dict[str, dict[str, Any]] = {}
         self.encoded: dict[str, bytes] = {}  # the journal's bytes of each result line, reused for the final file
+        self.specs: dict[int, dict[str, AnswerSpec]] = {}
 
     async def run(self, todo: list[tuple[Request, str]]) -> None:
         tasks = [asyncio.ensure_future(self._case(req, fp)) for req, fp in todo]
@@ -158,21 +250,28 @@ class _Run:
     async def _case(self, req: Request, fp: str) -> None:
         started, attempts = _now(), 0
         reasons: list[str] = []
+        billed = _Billed()
         while True:
             async with self.sem:
                 await self.pacer.wait()
                 answer = await self._attempt(req if req.attempt == attempts else replace(req, attempt=attempts))
                 attempts += 1
+            billed.add(answer)
             problem, retryable = self._problem(req, answer)
             if problem is None:
-                line = self._line(req, fp, answer, attempts, reasons, started, None)
+                line = self._line(req, fp, answer, attempts, reasons, started, None, billed)
                 break
+            wait = self._delay(answer, attempts) if retryable else 0.0
+            if retryable and answer.retry_after_s is not None and answer.retry_after_s > self.max_retry_after_s:
+                problem += (f" (the server asked to wait {answer.retry_after_s:.0f} s, over the "
+                            f"{self.max_retry_after_s:.0f} s limit: run --jev-record again later)")
+                retryable = False
             if not retryable or attempts >= self.max_attempts:
-                line = self._line(req, fp, answer, attempts, reasons, started, (problem, retryable))
+                line = self._line(req, fp, answer, attempts, reasons, started, (problem, retryable), billed)
                 break
             reasons.append(problem[:120])
             self.retries += 1
-            await asyncio.sleep(self._delay(answer, attempts))
+            await asyncio.sleep(wait)
         self.encoded[req.case_id] = self.journal.append(line)
         self.results[req.case_id] = line
         self._report(line)
@@ -199,29 +298,34 @@ class _Run:
             return Answer(error=f"exception: {msg}"[:200], retryable=False, error_detail={
                 "type": "exception", "status": None, "retryable": False, "message": msg, "body_excerpt": None})
 
-    @staticmethod
-    def _problem(req: Request, answer: Answer) -> tuple[str | None, bool]:
+    def _problem(self, req: Request, answer: Answer) -> tuple[str | None, bool]:
+        """(why this attempt's answer cannot be kept, whether trying again may help)."""
         if answer.error:
             return str(answer.error), bool(answer.retryable)
         if answer.answers is None:
-            return "malformed: no answers", True
-        wrong = misfit(req.questions, answer.answers)
-        return (f"misfit: {wrong}", True) if wrong else (None, False)
+            return "malformed: no answers", False
+        specs = self.specs.get(id(req.questions))
+        if specs is None:
+            specs = self.specs[id(req.questions)] = specs_of(req.questions)
+        wrong = answers_problems(specs, answer.answers)
+        return (f"misfit: {'; '.join(wrong)}", False) if wrong else (None, False)
 
     def _delay(self, answer: Answer, attempts: int) -> float:
         if answer.retry_after_s is not None:  # the server said how long: wait at least that
+            wait = min(answer.retry_after_s, self.max_retry_after_s)
             if answer.http_status == 429:
-                self.pacer.hold(answer.retry_after_s)
-            return answer.retry_after_s
+                self.pacer.hold(wait)
+            return wait
         base, cap = self.backoff
         return float(min(cap, base * 2 ** (attempts - 1)) * (1 - 0.25 * random.random()))
 
     def _line(self, req: Request, fp: str, answer: Answer, attempts: int, reasons: list[str], started: str,
-              failure: tuple[str, bool] | None) -> dict[str, Any]:
+              failure: tuple[str, bool] | None, billed: _Billed) -> dict[str, Any]:
         ok = failure is None
         line: dict[str, Any] = {
             "case_id": req.case_id, "model": answer.model if ok else None,
-            "latency_ms": answer.latency_ms if ok else None, "usage": answer.usage if ok else None,
+            "latency_ms": answer.latency_ms if ok else None,
+            "usage": billed.usage(answer),  # billed tokens count, error lines too (jevassert prices them)
             "answers": answer.answers if ok else None, "error": failure[0][:200] if failure else None,
             "record_version": RECORD_VERSION, "backend": self.backend.name, "mode": self.backend.mode}
         if self.base_url:
@@ -256,9 +360,13 @@ def _detail(answer: Answer, problem: str, retryable: bool) -> dict[str, Any]:
     return detail
 
 
-def _check_args(mode: str, concurrency: int, rpm: float | None, max_attempts: int, timeout_s: float) -> None:
+def _check_mode(mode: str) -> None:
     if mode not in MODES:
         raise OptionError(f"unknown record mode '{mode}'", fix=f"use one of: {', '.join(MODES)}")
+
+
+def _check_args(mode: str, concurrency: int, rpm: float | None, max_attempts: int, timeout_s: float) -> None:
+    _check_mode(mode)
     if concurrency < 1 or max_attempts < 1 or timeout_s <= 0 or (rpm is not None and rpm <= 0):
         raise OptionError("concurrency and max_attempts must be >= 1; timeout and rpm must be > 0")
 
@@ -267,30 +375,24 @@ async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str
                       rpm: float | None = None, model: str | None = None, max_attempts: int = 4,
                       timeout_s: float = 30.0, progress: Callable[[Progress], None] | None = None,
                       shuffle_seed: int | None = None, backoff_base_s: float = 0.5,
-                      backoff_max_s: float = 8.0) -> RecordSummary:
-    """Record `pack` with `backend` into `out_path` (JSONL); see the module docstring for modes."""
+                      backoff_max_s: float = 8.0, cases: Sequence[Case] | None = None,
+                      max_retry_after_s: float = MAX_RETRY_AFTER_S) -> RecordSummary:
+    """Record the chosen `cases` (default: all) of `pack` with `backend` into `out_path` (JSONL);
+    see the module docstring for modes."""
     _check_args(mode, concurrency, rpm, max_attempts, timeout_s)
     out_path = Path(out_path)
     t0 = time.perf_counter()
-    requests = build_requests(pack, model or pack.record_model, shuffle_seed)
-    fps = dict(zip((req.case_id for req in requests), fingerprints(requests, backend.name)))
-    existing, order = read_recording(out_path) if mode != "all" else ({}, [])
+    planned = plan(pack, backend.name, out_path, mode=mode, model=model, shuffle_seed=shuffle_seed, cases=cases)
     if mode == "none":
-        return _summary_none(out_path, requests, fps, existing, time.perf_counter() - t0)
+        return _summary_none(planned, out_path, time.perf_counter() - t0)
     journal = Journal(journal_path(out_path))
     recovered = journal.open()
+    keep = {cid: recovered.get(cid, line) for cid, line in planned.keep.items()}
     try:
-        keep: dict[str, dict[str, Any]] = {}
-        for req in requests:
-            fp = fps[req.case_id]
-            if _good(recovered.get(req.case_id), fp, strict=True):
-                keep[req.case_id] = recovered[req.case_id]
-            elif mode != "all" and _good(existing.get(req.case_id), fp, strict=False):
-                keep[req.case_id] = existing[req.case_id]
-        todo = [(req, fps[req.case_id]) for req in requests if req.case_id not in keep]
+        todo = [(req, planned.fingerprints[req.case_id]) for req in planned.todo]
         run = _Run(backend, journal, concurrency=concurrency, rpm=rpm, max_attempts=max_attempts,
                    timeout_s=timeout_s, backoff=(backoff_base_s, backoff_max_s), progress=progress,
-                   total=len(todo), reused=len(keep))
+                   total=len(todo), reused=len(keep), max_retry_after_s=max_retry_after_s)
         t_calls = time.perf_counter()
         try:
             await run.run(todo)
@@ -304,31 +406,47 @@ async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str
             journal.remove()
         raise
     await journal.close()
-    final = [run.results.get(req.case_id) or keep[req.case_id] for req in requests]
-    if mode == "new_episodes":  # keep lines of cases the pack no longer has
-        final += [existing[cid] for cid in order if cid not in fps]
-    unchanged = not todo and final == [existing[cid] for cid in order]
+    final, chunks = _final_lines(pack, planned, run, keep, mode)
+    unchanged = not todo and final == [planned.existing[cid] for cid in planned.order]
     if not unchanged:  # nothing asked and nothing dropped: leave the file (and its mtime) alone
-        # lines answered in this run go in as the journal wrote them (same dict, same encoding)
-        chunks: list[Mapping[str, Any] | bytes] = [run.encoded.get(req.case_id) or line
-                                                  for req, line in zip(requests, final)]
-        chunks.extend(final[len(requests):])  # new_episodes: lines of cases the pack no longer has
         write_lines(out_path, chunks)
     served = Counter(line["model"] for line in final if isinstance(line.get("model"), str))
     backend_json = out_path.parent / "backend.json"
     if not unchanged or not backend_json.exists():
         write_backend_json(backend_json, backend, served.most_common(1)[0][0] if served else None)
     journal.remove()
-    return RecordSummary(out_path, len(requests), len(todo), len(keep), run.errors, tuple(sorted(served)),
+    return RecordSummary(out_path, len(planned.requests), len(todo), len(keep), run.errors, tuple(sorted(served)),
                          time.perf_counter() - t0, len(todo) / calls_s if calls_s > 0 else 0.0, mode, run.retries)
 
 
-def _summary_none(out_path: Path, requests: list[Request], fps: Mapping[str, str],
-                  existing: Mapping[str, Mapping[str, Any]], elapsed: float) -> RecordSummary:
-    good = sum(_good(existing.get(r.case_id), fps[r.case_id], strict=False) for r in requests)
-    models = {str(line["model"]) for line in existing.values() if isinstance(line.get("model"), str)}
-    return RecordSummary(out_path, len(requests), 0, good, len(requests) - good, tuple(sorted(models)),
-                         elapsed, 0.0, "none")
+def _final_lines(pack: Pack, planned: Plan, run: _Run, keep: Mapping[str, dict[str, Any]], mode: str
+                 ) -> tuple[list[dict[str, Any]], list[Mapping[str, Any] | bytes]]:
+    """The recording after this run, in pack order: this run's lines, kept ones, and every other
+    case's line as it was (cases not chosen are never dropped); new_episodes also keeps lines of
+    cases the pack no longer has. Lines answered now go in as the journal wrote them."""
+    final: list[dict[str, Any]] = []
+    chunks: list[Mapping[str, Any] | bytes] = []
+    for case in pack.cases:
+        cid = case.id
+        line = run.results.get(cid) or keep.get(cid) or planned.existing.get(cid)
+        if line is None:
+            continue
+        final.append(line)
+        chunks.append(run.encoded.get(cid) or line)
+    if mode == "new_episodes":
+        for cid in planned.order:
+            if cid not in pack.case_ids:
+                final.append(planned.existing[cid])
+                chunks.append(planned.existing[cid])
+    return final, chunks
+
+
+def _summary_none(planned: Plan, out_path: Path, elapsed: float) -> RecordSummary:
+    good = sum(usable(planned.existing.get(r.case_id), planned.fingerprints[r.case_id], specs_of(r.questions),
+                      strict=False) for r in planned.requests)
+    models = {str(line["model"]) for line in planned.existing.values() if isinstance(line.get("model"), str)}
+    return RecordSummary(out_path, len(planned.requests), 0, good, len(planned.requests) - good,
+                         tuple(sorted(models)), elapsed, 0.0, "none")
 
 
 def write_backend_json(path: Path, backend: Backend, served_model: str | None) -> dict[str, Any]:
@@ -339,7 +457,7 @@ def write_backend_json(path: Path, backend: Backend, served_model: str | None) -
     today = datetime.now(timezone.utc).date().isoformat()
     try:
         old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         old = {}
     info["created"] = old.get("created", today) if isinstance(old, dict) else today
     info["updated"] = today
@@ -352,30 +470,10 @@ def _pricing(backend: Backend, described: Any) -> dict[str, float | None]:
     keys = ("input_usd_per_mtok", "output_usd_per_mtok")
     if isinstance(described, Mapping) and all(k in described for k in keys):
         return {k: described[k] for k in keys}
-    from .backends.registry import list_price
+    from ..backends.registry import list_price
 
     price = list_price(backend.name, getattr(backend, "model", None))
     return dict(zip(keys, price)) if price else dict.fromkeys(keys)
-
-
-def dry_run(pack: Pack, backend_name: str, model: str | None = None, *, out_path: Path | None = None,
-            mode: str = "once") -> DryRun:
-    """What recording would cost: calls, input tokens (~4 characters each) and USD at list price.
-
-    With out_path, cases that already have an answer (no error) there are not counted
-    (modes once/new_episodes; fingerprints are not checked here).
-    """
-    from .backends.registry import list_price
-
-    _check_args(mode, 1, None, 1, 1.0)
-    questions = pack.questions_as_sent()
-    existing = read_recording(Path(out_path))[0] if out_path is not None and mode != "all" else {}
-    answered = {cid for cid, line in existing.items() if not line.get("error") and isinstance(line.get("answers"), dict)}
-    todo = [] if mode == "none" else [c for c in pack.cases if c.id not in answered]
-    q_text = json.dumps(questions)
-    tokens = sum(len(json.dumps(dict(c.state)) + q_text) // 4 + 1 for c in todo)
-    price = list_price(backend_name, model)
-    return DryRun(len(todo), tokens, tokens * price[0] / 1e6 if price else None)
 
 
 def record_pack_sync(pack: Pack, backend: Backend, out_path: Path, *, close_backend: bool = True,

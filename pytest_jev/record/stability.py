@@ -14,17 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .grade import decide
-from .packs.model import Pack
-from .recording import Recording, load_recording
-
-
-def round_path(first: Path, round_number: int) -> Path:
-    """The recording of round `round_number` (1 is the pack's recording itself)."""
-    first = Path(first)
-    if round_number == 1:
-        return first
-    return first.with_name(f"{first.stem}-r{round_number}{first.suffix}")
+from ..grade import decide
+from ..layout import round_path
+from ..packs.model import Pack
+from ..recording_file import Recording, load_recording
 
 
 @dataclass(frozen=True)

@@ -1,24 +1,30 @@
-"""Recordings: jevassert predictions.jsonl files and our superset, read and located.
+"""A recording file: jevassert's predictions.jsonl or our superset, read and checked.
 
-A recording holds one JSON line per case (`case_id`, `model`, `latency_ms`,
-`usage`, `answers`, `error`, plus optional provenance keys). It is read once into
-a Recording keyed by case id; nothing here touches the network.
+A recording holds one JSON line per case (`case_id`, `model`, `latency_ms`, `usage`,
+`answers`, `error`, plus optional provenance keys). It is read once into a Recording
+keyed by case id; nothing here touches the network, and where recordings live is
+layout.py's business.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
+import math
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Hashable, Mapping
+from typing import Any
 
 from .bulk import gc_paused
 from .errors import RecordingError, RecordingNotFound
+from .files import exists, loads, read_bytes
 from .packs import schema
 from .packs.loader import split_jsonl
+
+MAX_TOKENS = 2**53  # a token count above this is not a count (and would not price exactly)
+RERECORD = "re-record the case (--jev-record)"
 
 
 @dataclass(frozen=True)
@@ -83,16 +89,13 @@ def split_recording(path: Path, data: bytes) -> tuple[list[str], str | None]:
 
 def load_recording(path: str | Path) -> Recording:
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise RecordingNotFound("recording not found", file=path) from None
-    except OSError as exc:
-        raise RecordingError(f"cannot read the recording ({exc.strerror})", file=path) from None
+    if not exists(path):
+        raise RecordingNotFound("recording not found", file=path)
+    data = read_bytes(path, RecordingError, fix="point --jev-recording at a predictions.jsonl file")
     raw_lines, tail = split_recording(path, data)
     torn = tail is not None
     if torn:
-        raw_lines.append(tail)
+        raw_lines.append(tail)  # type: ignore[arg-type]
     with gc_paused():
         lines, numbers = _parse_lines(path, raw_lines, torn)
     return Recording(path, MappingProxyType(lines), MappingProxyType(numbers),
@@ -105,10 +108,9 @@ def _parse_lines(path: Path, raw_lines: list[str], torn: bool
     memo = schema.MemoValidator(document, _skeleton_of(document["properties"]))
     lines: dict[str, Mapping[str, Any]] = {}
     numbers: dict[str, int] = {}
-    loads = json.loads
     last = len(raw_lines)
-    for number, raw in enumerate(raw_lines, 1):
-        raw = raw.strip()  # as jevassert does: a trailing NBSP or form feed is not an error
+    for number, line in enumerate(raw_lines, 1):
+        raw = line.strip()  # as jevassert does: a trailing NBSP or form feed is not an error
         if not raw:
             continue
         try:
@@ -128,6 +130,9 @@ def _parse_lines(path: Path, raw_lines: list[str], torn: bool
         if error is not None:
             raise RecordingError(f"bad line: {schema.describe(error)}", file=path, line=number,
                                  fix="each line needs a non-empty case_id; re-record the case")
+        problem = provenance_problem(doc)
+        if problem is not None:
+            raise RecordingError(f"bad line: {problem}", file=path, line=number, fix=RERECORD)
         case_id = doc["case_id"]
         if case_id in lines:
             raise RecordingError(f"duplicate case_id '{case_id}' (first on line {numbers[case_id]})",
@@ -137,41 +142,39 @@ def _parse_lines(path: Path, raw_lines: list[str], torn: bool
     return lines, numbers
 
 
-def candidate_paths(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,
-                    results_dir: Path) -> list[Path]:
-    """Where a pack's recording is looked for, in order (the first that exists wins)."""
-    if explicit:
-        p = Path(explicit)
-        return [p / f"{pack_id}.predictions.jsonl" if p.is_dir() else p]
-    if backend:
-        exact = results_dir / backend / f"{pack_id}.predictions.jsonl"
-        if exact.is_file():
-            return [exact]
-        return [exact] + _backend_family(results_dir, backend, pack_id)
-    return [pack_dir / "predictions.jsonl"]
+def provenance_problem(doc: Mapping[str, Any]) -> str | None:
+    """What is wrong with a line's latency or token counts (the schema has checked their
+    JSON types): latency a finite number >= 0; token counts whole numbers from 0 to 2**53.
+    A negative count would make a cost gate pass, a huge one overflow the cost."""
+    latency = doc.get("latency_ms")
+    if latency is not None and not _finite_at_least_zero(latency):
+        return f"latency_ms {_short(latency)} is not a finite number >= 0"
+    usage = doc.get("usage")
+    if isinstance(usage, dict):
+        for key in ("input_tokens", "output_tokens", "input_tokens_total", "output_tokens_total"):
+            value = usage.get(key)
+            if value is not None and not _token_count(value):
+                return f"usage.{key} {_short(value)} is not a whole number of tokens >= 0"
+    return None
 
 
-def _backend_family(results_dir: Path, backend: str, pack_id: str) -> list[Path]:
-    """Recordings of a backend named by kind (`sparrow`, `jev`, `sonnet`, `openai:qwen2.5:7b`).
-
-    Folders are named by the model actually served (`jev-1.13.0`); the newest recording
-    among `<name>*` folders comes first.
-    """
-    name = backend.split(":", 1)[1] if ":" in backend else backend
-    name = {"sonnet": "claude-sonnet"}.get(name, name)
-    name = "".join(ch if ch.isalnum() or ch in "._-" else "-" for ch in name)
-    found = [p for p in results_dir.glob(f"{name}*/{pack_id}.predictions.jsonl") if p.is_file()]
-    return sorted(found, key=lambda p: (-p.stat().st_mtime, str(p)))
+def _finite_at_least_zero(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(float(value)) and value >= 0
+    except OverflowError:
+        return False
 
 
-def find_recording(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,
-                   results_dir: Path) -> Path:
-    tried = candidate_paths(pack_dir, pack_id, explicit=explicit, backend=backend, results_dir=results_dir)
-    for p in tried:
-        if p.is_file():
-            return p
-    how = (f"pytest {pack_dir} --jev-record --jev-backend={backend}" if backend
-           else f"pytest {pack_dir} --jev-record --jev-backend=<name>")
-    raise RecordingNotFound(
-        f"no recording for pack '{pack_id}' (tried {', '.join(str(p) for p in tried)})",
-        fix=f"record one with `{how}`, or point at one with --jev-recording PATH / --jev-backend NAME")
+def _token_count(value: Any) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return False
+    return 0 <= value <= MAX_TOKENS
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import RecordingError
-from .recording import split_recording
+from ..errors import RecordingError
+from ..files import loads, read_bytes
+from ..recording_file import split_recording
 
 # Keys that may hold secrets in the environment: any value of theirs found in a line
 # is masked before the line is written (belt and braces: backends never put keys in
@@ -64,15 +64,14 @@ def read_recording(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
     Returns case_id -> line (a later duplicate wins) and the case ids in file order.
     An invalid line in the middle is refused: it is not ours to silently drop.
     """
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return {}, []
+    data = read_bytes(path, RecordingError)
     lines, _tail = split_recording(path, data)  # lines split as replay splits them
     out: dict[str, dict[str, Any]] = {}
     order: list[str] = []
-    for number, raw in enumerate(lines, 1):
-        raw = raw.strip()
+    for number, line in enumerate(lines, 1):
+        raw = line.strip()
         if not raw:
             continue
         doc = _decode(raw)
@@ -87,7 +86,7 @@ def read_recording(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
 
 def _decode(raw: bytes | str) -> dict[str, Any] | None:
     try:
-        doc = json.loads(raw)
+        doc = loads(raw)
     except ValueError:
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("case_id"), str) or not doc["case_id"]:
@@ -221,52 +220,16 @@ def write_lines(path: Path, lines: Iterable[Mapping[str, Any] | bytes]) -> None:
     atomic_write(path, b"".join(line if isinstance(line, bytes) else encode_line(line) for line in lines))
 
 
-# -- validating answers against the questions asked ------------------------------------------
-
-def _prob(value: Any) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and math.isfinite(value) and -1e-9 <= value <= 1 + 1e-9)
-
-
-def misfit(questions: Mapping[str, Mapping[str, Any]], answers: Any) -> str | None:
-    """Why `answers` does not fit the questions asked, or None when it does."""
-    if not isinstance(answers, dict):
-        return "answers is not an object"
-    for qid, question in questions.items():
-        answer = answers.get(qid)
-        if not isinstance(answer, dict):
-            return f"no answer for question {qid!r}"
-        kind = question.get("type")
-        if answer.get("type") != kind:
-            return f"{qid}: type {answer.get('type')!r}, asked {kind!r}"
-        problem = _misfit_one(question, answer)
-        if problem:
-            return f"{qid}: {problem}"
-    return None
-
-
-def _misfit_one(question: Mapping[str, Any], answer: Mapping[str, Any]) -> str | None:
-    kind = question["type"]
-    if kind == "noul":
-        return None if _prob(answer.get("noul")) else f"noul {answer.get('noul')!r} is not in [0, 1]"
-    criteria = question.get("criteria")
-    labels = ([str(k) for k in criteria] if kind == "choice" and isinstance(criteria, Mapping)
-              else [str(i) for i in range(len(criteria))] if isinstance(criteria, list) else [])
-    if "confidence" in answer and answer["confidence"] is not None and not _prob(answer["confidence"]):
-        return f"confidence {answer['confidence']!r} is not in [0, 1]"
-    probs = answer.get("probabilities")
-    if probs is not None:
-        if not isinstance(probs, dict) or not probs:
-            return "probabilities is not a non-empty object"
-        strange = sorted(set(map(str, probs)) - set(labels))
-        if strange:
-            return f"probabilities for undeclared labels {strange[:5]}"
-        if not all(_prob(v) for v in probs.values()):
-            return "a probability is not a number in [0, 1]"
-    if kind == "choice":
-        return None if answer.get("choice") in labels else f"choice {answer.get('choice')!r} is not a declared label"
-    score = answer.get("score")
-    if not (isinstance(score, (int, float)) and not isinstance(score, bool) and math.isfinite(score)
-            and -1e-6 <= score <= len(labels) - 1 + 1e-6):
-        return f"score {score!r} is not within 0..{len(labels) - 1}"
-    return None
+def peek_journal(out_path: Path) -> dict[str, dict[str, Any]]:
+    """The finished cases a journal holds, read without taking its lock or repairing it
+    (for --jev-dry-run: what a run would reuse)."""
+    path = journal_path(out_path)
+    if not os.path.lexists(path):
+        return {}
+    lines, _torn = _split(read_bytes(path, RecordingError))
+    out: dict[str, dict[str, Any]] = {}
+    for raw in lines:
+        doc = _decode(raw) if raw.strip() else None
+        if doc is not None:
+            out[doc["case_id"]] = doc
+    return out

@@ -1,0 +1,75 @@
+"""`jev-packs` (also `python -m pytest_jev`): thin subcommands, each calling a library function.
+
+Errors in user input print one line and exit 2; tracebacks are for bugs in our code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from .errors import JevError
+
+
+def _audit_sample(args: argparse.Namespace) -> int:
+    from .packs import load_pack
+    from .registry.audit import sample, write_blind
+
+    pack = load_pack(args.pack)
+    chosen = sample(pack.cases, args.fraction, args.seed)
+    out = write_blind(pack, chosen, Path(args.out))
+    print(f"{len(chosen)} of {len(pack.cases)} cases of {pack.id} (seed {args.seed}) written to {out / 'blind.jsonl'}")
+    return 0
+
+
+def _audit_kappa(args: argparse.Namespace) -> int:
+    from .packs import load_pack
+    from .registry.audit import agreement, read_labels, report_lines
+
+    pack = load_pack(args.pack)
+    found = agreement(pack, read_labels(Path(args.labels)))
+    if args.json:
+        print(json.dumps([{"question": a.question, "n": a.n, "agreement": a.observed, "kappa": a.kappa,
+                           "disagreements": [list(d) for d in a.disagreements]} for a in found], indent=2))
+    else:
+        print("\n".join(report_lines(pack, found)))
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="jev-packs", description="jev-packs registry tools")
+    commands = top.add_subparsers(dest="command", required=True)
+    audit = commands.add_parser("audit", help="blind label audits of a pack")
+    steps = audit.add_subparsers(dest="step", required=True)
+    s = steps.add_parser("sample", help="write a seeded blind sample (states only) for an annotator")
+    s.add_argument("pack")
+    s.add_argument("--fraction", type=float, default=0.2)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--out", required=True)
+    s.set_defaults(run=_audit_sample)
+    k = steps.add_parser("kappa", help="Cohen's kappa per question against the annotator's labels")
+    k.add_argument("pack")
+    k.add_argument("labels", help='JSONL: {"id": ..., "labels": {question: label}} per line')
+    k.add_argument("--json", action="store_true")
+    k.set_defaults(run=_audit_kappa)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], int] = args.run
+    try:
+        return run(args)
+    except JevError as exc:
+        print(f"jev-packs: {exc.one_line()}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # `jev-packs ... | head`: the reader left, which is fine
+        sys.stderr.close()
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

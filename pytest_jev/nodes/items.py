@@ -1,0 +1,227 @@
+"""The items of a pack: check[...], case[...] (or cases[bulk]) and gate[...]."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from ..errors import JevError, printable
+from .runs import RUNS_KEY, PackRun
+
+if TYPE_CHECKING:
+    from ..evaluate import PackResult
+    from ..gates import GateResult
+    from ..grade import CaseOutcome
+    from ..packs.model import Case, Pack
+
+MISMATCH_KEY = "jev_mismatch"  # user_properties key carrying one case's mismatches
+MISMATCH_COUNT_KEY = "jev_mismatch_count"  # ... and a bulk item's count of them
+STATE_EXCERPT = 120
+BULK_SHOWN = 20
+NO_RECORDING = "no usable recording"
+
+
+class PackWarning(pytest.PytestWarning):
+    """Something SPEC.md asks of a pack that is not required to load it."""
+
+
+class JevFailure(Exception):
+    """A pack item failed; `lines` is exactly what the report shows."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+class JevItem(pytest.Item):
+    """Base of a pack's items: they fail with plain lines, never a traceback of ours."""
+
+    @classmethod
+    def make(cls, parent: pytest.Collector, name: str, **kw: Any) -> Any:
+        """An item whose node id is built the way pytest parses one (`<parent>::check[spec]`),
+        so --lf, --ff, --sw, --deselect and a re-run of a printed node id find it again on
+        every pytest version (pytest 9.2 reads `case[x]` as name `case` with parameters `x`)."""
+        return cls.from_parent(parent, name=name, nodeid=f"{parent.nodeid}::{name}", **kw)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, JevFailure):
+            return "\n".join(printable(line) for line in excinfo.value.lines)
+        if isinstance(excinfo.value, JevError):
+            return excinfo.value.one_line()
+        return str(super().repr_failure(excinfo))
+
+
+class ProblemItem(JevItem):
+    """check[spec] of a pack that does not load: fails with the loader's one line."""
+
+    def __init__(self, *, problem: JevError, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.problem = problem
+
+    def runtest(self) -> None:
+        raise JevFailure([self.problem.one_line()])
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, 0, self.name
+
+
+class RunItem(JevItem):
+    """An item that reads its pack's run."""
+
+    def __init__(self, *, pack: Pack, run: PackRun, bulk: bool = False, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.pack = pack
+        self.run = run
+        self.bulk = bulk
+
+    def ready(self) -> PackRun:
+        """The run, graded and its metrics started; skip (pointing at check[recording]) when
+        there is no usable recording."""
+        run = self.run
+        run.prepare()
+        if run.problem is not None:
+            pytest.skip(f"{NO_RECORDING}: see {self.nodeid.rsplit('::', 1)[0]}::check[recording]")
+        run.start(self.config.stash[RUNS_KEY], apart=not self.bulk)
+        return run
+
+    def result(self) -> PackResult:
+        return self.ready().result()
+
+
+class CheckItem(RunItem):
+    """check[spec]: the pack follows SPEC.md. check[recording]: the recording belongs to it."""
+
+    def __init__(self, *, check: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.check = check
+
+    def runtest(self) -> None:
+        if self.check == "spec":
+            return
+        run = self.run
+        run.prepare()
+        if run.problem is not None:
+            raise JevFailure([run.problem.one_line()])
+        run.start(self.config.stash[RUNS_KEY], apart=not self.bulk)
+        assert run.prepared is not None
+        if run.prepared.problems:
+            raise JevFailure(list(run.prepared.problems))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        if self.check == "spec" or self.run.prepared is None:
+            return self.path, 0, self.name
+        return self.run.prepared.recording_path, None, self.name
+
+
+class CaseItem(RunItem):
+    def __init__(self, *, case: Case, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.case = case
+
+    def runtest(self) -> None:
+        run = self.ready()
+        assert run.prepared is not None
+        outcome = run.prepared.graded.outcomes[self.case.id]
+        if outcome.status == "ok":
+            return
+        if outcome.status == "mismatch":
+            self.user_properties.append((MISMATCH_KEY, json.dumps(mismatch_record(self.pack.id, self.case, outcome))))
+            if run.options.strict:
+                raise JevFailure([*mismatch_lines(self.case, outcome), "(--jev-strict: mismatches fail)"])
+            return
+        raise JevFailure(problem_lines(self.pack, self.case, outcome, run.prepared.shown_path))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.pack.cases_file, self.case.line - 1, f"case {printable(self.case.id)}"
+
+
+class BulkItem(RunItem):
+    """All cases of a large pack graded inside one item (--jev-case-items=none)."""
+
+    def runtest(self) -> None:
+        run = self.ready()
+        assert run.prepared is not None
+        cases = run.cases
+        outcomes = run.prepared.graded.outcomes
+        bad = [case for case in cases if outcomes[case.id].status in ("error", "invalid")]
+        mismatched = sum(1 for case in cases if outcomes[case.id].status == "mismatch")
+        if mismatched:
+            self.user_properties.append((MISMATCH_COUNT_KEY, mismatched))
+        if bad:
+            shown = [line for case in bad[:BULK_SHOWN]
+                     for line in problem_lines(self.pack, case, outcomes[case.id], run.prepared.shown_path)]
+            more = [f"... and {len(bad) - BULK_SHOWN} more"] if len(bad) > BULK_SHOWN else []
+            raise JevFailure([f"{len(bad)} of {len(cases)} cases have no valid answer:", *shown, *more])
+        if mismatched and run.options.strict:
+            why = f"{mismatched} of {len(cases)} cases mismatch their gold labels (--jev-strict: mismatches fail)"
+            raise JevFailure([f"{why}; the summary lists them"])
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.pack.cases_file, 0, self.name
+
+
+class GateItem(RunItem):
+    def __init__(self, *, gate: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.gate = gate
+
+    def runtest(self) -> None:
+        run = self.ready()
+        if run.options.no_gates:
+            pytest.skip("--jev-no-gates: gates are not evaluated")
+        try:
+            result = run.result()
+        except Exception as exc:  # noqa: BLE001  the summary says it too; here it fails the gate, in one line
+            raise JevFailure([f"gate {self.gate}: metrics failed: {type(exc).__name__}: {exc}"]) from None
+        gate = next(g for g in result.run.gates if g.gate == self.gate)
+        if gate.outcome == "skipped":
+            pytest.skip(f"gate {gate.gate} not computable: {gate.detail}")
+        if gate.outcome == "failed":
+            raise JevFailure(gate_failure_lines(gate, result))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = self.pack.gates.lines.get(self.gate, 1)
+        return self.pack.gates_file, line - 1, f"gate {self.gate}"
+
+
+def problem_lines(pack: Pack, case: Case, outcome: CaseOutcome, recording: str) -> list[str]:
+    """Why a case has no valid answer, located where it can be fixed: an error or a broken
+    answer at the recording's line, a case missing from it at the case's line."""
+    if outcome.line is not None:
+        where = f"{recording}:{outcome.line}"
+        fix = "; re-record the case (--jev-record)" if outcome.status == "invalid" else ""
+    else:
+        where, fix = f"{pack.cases_file}:{case.line}", ""
+    return [f"{where}: case {printable(case.id)}: {problem}{fix}" for problem in outcome.problems]
+
+
+def gate_failure_lines(gate: GateResult, result: PackResult) -> list[str]:
+    interval = (f" (95% CI {gate.interval[0]:.3f}-{gate.interval[1]:.3f})" if gate.interval else "")
+    value = "n/a" if gate.value is None else f"{gate.value:.6g}"
+    threshold = "n/a" if gate.threshold is None else f"{gate.threshold:.6g}"
+    where = f"{result.pack.gates_file}:{gate.line}" if gate.line else str(result.pack.gates_file)
+    backend = result.run.backend
+    return [
+        f"gate {gate.gate} failed: {gate.detail}",
+        f"  metric {gate.metric} = {value}{interval}, threshold {threshold} ({where})",
+        f"  recording {result.run.recording}" + (f" (backend {backend})" if backend else ""),
+    ]
+
+
+def excerpt(state: Any) -> str:
+    text = json.dumps(dict(state), ensure_ascii=False)
+    return text if len(text) <= STATE_EXCERPT else text[: STATE_EXCERPT - 3] + "..."
+
+
+def mismatch_record(pack_id: str, case: Case, outcome: CaseOutcome) -> dict[str, Any]:
+    return {"pack": pack_id, "case": case.id, "state": excerpt(case.state),
+            "misses": [{"question": m.question, "expected": m.expected, "got": m.got,
+                        "probability": m.probability} for m in outcome.misses]}
+
+
+def mismatch_lines(case: Case, outcome: CaseOutcome) -> list[str]:
+    return [f"case {printable(case.id)}: {m.question} expected {json.dumps(m.expected)} got {json.dumps(m.got)} "
+            f"(p={m.probability:.2f}); state {printable(excerpt(case.state))}" for m in outcome.misses]

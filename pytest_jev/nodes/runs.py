@@ -1,0 +1,144 @@
+"""A pack's run in this process (found, read and graded once, on demand; metrics on a
+background thread) and the store of every run the summary and --jev-json report."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pytest
+
+from ..errors import JevError
+from ..options import Options
+from ..results import RunKey, RunResult
+
+if TYPE_CHECKING:
+    from ..evaluate import PackResult, Prepared
+    from ..packs.model import Case, Pack
+
+
+class PackRun:
+    """One (pack, split) against its recording.
+
+    `prepare()` finds the recording, reads it, grades the cases and lets the decoded lines
+    go (at 100,000 cases they weigh more than the items pytest builds). Under replay it runs
+    during collection, before any item exists, to keep peak memory down; when this run
+    records first, or in an xdist worker, it runs when the first item needs it, so a pack is
+    graded once, by the worker that runs its items, after any recording.
+
+    `start()` computes the metrics on a background thread, so they overlap the case items;
+    only gate items and the summary wait. With apart=True a large bootstrap runs in a child
+    process, since much of it holds the GIL the items' thread needs.
+    """
+
+    def __init__(self, pack: Pack, split: str, cases: Sequence[Case], options: Options) -> None:
+        self.pack = pack
+        self.split = split
+        self.cases = tuple(cases)
+        self.options = options
+        self.prepared: Prepared | None = None
+        self.problem: JevError | None = None  # no usable recording: check[recording] says why
+        self._ready = False
+        self._thread: threading.Thread | None = None
+        self._result: PackResult | None = None
+        self._error: BaseException | None = None
+
+    @property
+    def key(self) -> RunKey:
+        assert self.prepared is not None
+        return RunKey(self.pack.id, self.split, self.prepared.shown_path)
+
+    def prepare(self) -> None:
+        if self._ready:
+            return
+        self._ready = True
+        from .. import layout
+        from ..evaluate import JEV_PRICE_INPUT, Settings, prepare
+        from ..recording_file import load_recording
+
+        options = self.options
+        try:
+            path = layout.find_recording(self.pack.path, self.pack.id, explicit=options.recording,
+                                         backend=options.backend, results_dir=options.results_dir)
+            recording = load_recording(path)
+            price_in, price_out = layout.pricing(path.parent, (JEV_PRICE_INPUT, 0.0))
+        except JevError as exc:
+            self.problem = exc
+            return
+        if options.price_input is not None:
+            price_in = options.price_input
+        if options.price_output is not None:
+            price_out = options.price_output
+        settings = Settings(bootstrap=options.bootstrap, seed=options.seed, price_input=price_in,
+                            price_output=price_out, target_precision=options.target_precision,
+                            no_gates=options.no_gates)
+        backend = options.backend
+        models = recording.models()
+        if backend is None and options.recording is None and len(models) == 1:
+            backend = models[0]
+        self.prepared = prepare(self.pack, recording, settings, backend=backend,
+                                shown_path=layout.shown(recording.path, options.rootdir), split=self.split,
+                                cases=self.cases)
+
+    def start(self, store: RunStore, *, apart: bool) -> None:
+        """Start the metrics (once) and hand the run to the process-wide store."""
+        if self._thread is not None or self.prepared is None:
+            return
+        self._thread = threading.Thread(target=self._work, args=(apart,), daemon=True,
+                                        name=f"jev-metrics-{self.pack.id}")
+        self._thread.start()
+        store.add_run(self)
+
+    def _work(self, apart: bool) -> None:
+        from ..evaluate import finish
+
+        try:
+            assert self.prepared is not None
+            self._result = finish(self.prepared, apart=apart)
+        except BaseException as exc:  # re-raised in the thread that asks for the result  # noqa: BLE001
+            self._error = exc
+
+    def result(self) -> PackResult:
+        assert self._thread is not None, "start() first"
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+
+class RunStore:
+    """The runs of this process (or, on the xdist controller, of every worker), keyed by
+    (pack, split, recording): results received, and PackRuns still computing."""
+
+    def __init__(self) -> None:
+        self.runs: dict[RunKey, RunResult | PackRun] = {}
+        self.failures: list[str] = []
+
+    def add_result(self, run: RunResult) -> None:
+        self.runs.setdefault(run.key, run)
+
+    def add_run(self, run: PackRun) -> None:
+        self.runs.setdefault(run.key, run)
+
+    def results(self) -> list[RunResult]:
+        """Every run's result in key order, waiting for runs still computing; a run whose
+        metrics crashed is noted in `failures`, not raised."""
+        out = []
+        for key in sorted(self.runs, key=lambda k: (k.pack, k.split, k.recording)):
+            entry = self.runs[key]
+            if isinstance(entry, PackRun):
+                try:
+                    entry = self.runs[key] = entry.result().run
+                except Exception as exc:  # noqa: BLE001  reported as one line, the run goes red
+                    del self.runs[key]
+                    where = f"{key.pack}{'::' + key.split if key.split else ''} ({key.recording})"
+                    self.failures.append(f"{where}: metrics failed: {type(exc).__name__}: {exc}")
+                    continue
+            out.append(entry)
+        return out
+
+
+OPTIONS_KEY = pytest.StashKey[Options]()
+RUNS_KEY = pytest.StashKey[RunStore]()

@@ -1,0 +1,242 @@
+"""--jev-record and --jev-dry-run on the pytest side: record exactly what collection selected,
+once, before any item runs.
+
+Recording waits for collection, so `-k`, `-m`, node ids, `--deselect` and `--ignore` decide
+what is called (and billed), and `--collect-only` calls nothing. Without xdist it runs in
+pytest_collection_finish; under xdist the controller does it when the first worker reports
+its collection, before any item is scheduled, so each case is asked once however many
+workers grade afterwards. The recordings land in results/<backend-id>/ and the rest of the
+run grades them exactly as replay would.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .. import layout
+from ..errors import JevError, node_name_part
+from ..files import is_regular
+from ..options import Options
+
+STABILITY_KEY = pytest.StashKey[list[Any]]()  # stability.Stability of each pack recorded with --jev-repeat
+PACK_FILE = "pack.yaml"
+WHOLE_PACK = None  # a selection entry meaning every case of the pack
+
+# pack folder -> the node names of its selected case items, or WHOLE_PACK
+Selection = dict[Path, "set[str] | None"]
+
+
+def _add(selection: Selection, folder: Path, name: str) -> None:
+    """Record that the item `name` of the pack in `folder` was selected."""
+    if name == "check[spec]":  # needs the pack files only
+        selection.setdefault(folder, set())
+        return
+    if not name.startswith("case["):  # check[recording], gate[...], cases[bulk]: every case
+        selection[folder] = WHOLE_PACK
+        return
+    chosen = selection.setdefault(folder, set())
+    if chosen is not WHOLE_PACK:
+        chosen.add(name)
+
+
+def selection_from_items(items: Iterable[pytest.Item]) -> Selection:
+    """The packs and cases the session selected, from its items (no xdist)."""
+    selection: Selection = {}
+    for item in items:
+        pack = getattr(item, "pack", None)
+        if pack is not None and item.path.name == PACK_FILE:
+            _add(selection, pack.path, item.name)
+    return selection
+
+
+def selection_from_nodeids(nodeids: Iterable[str], rootdir: Path) -> Selection:
+    """The same, from the node ids an xdist worker collected (the controller has no items)."""
+    selection: Selection = {}
+    for nodeid in nodeids:
+        path, sep, rest = nodeid.partition("::")
+        if sep and Path(path).name == PACK_FILE:
+            _add(selection, (rootdir / path).parent.resolve(), rest.rsplit("::", 1)[-1])
+    return selection
+
+
+def record_selection(config: pytest.Config, options: Options, selection: Mapping[Path, set[str] | None]) -> None:
+    """Record (or, with --jev-dry-run, estimate) every selected pack's selected cases."""
+    from ..packs import load_pack
+
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if not options.backend:
+        raise JevError("--jev-record needs a backend", fix="pass --jev-backend=jev|sparrow|minilm|sonnet|"
+                                                         "anthropic:<model>|openai:<model>|mock")
+    for folder, chosen in sorted(selection.items()):
+        if chosen is not WHOLE_PACK and not chosen:
+            continue  # only check[spec] selected
+        try:
+            pack = load_pack(folder)
+        except JevError:
+            continue  # its check[spec] item reports the problem
+        cases = None
+        if chosen is not WHOLE_PACK:
+            cases = [case for case in pack.cases if f"case[{node_name_part(case.id)}]" in chosen]
+            if len(cases) == len(pack.cases):
+                cases = None
+        if options.dry_run:
+            _dry_run(tr, options, pack, cases)
+        else:
+            _record(config, tr, options, pack, cases)
+
+
+def _dry_run(tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> None:
+    """What recording would call and cost: the very calls the run would make (nothing for
+    cases already answered), tokens estimated from the bodies that would be sent."""
+    from ..backends.registry import estimate_tokens, kind_of, list_price
+    from .engine import plan
+
+    spec = options.backend
+    assert spec is not None
+    model = options.model if kind_of(spec) == "jev" else None
+    first = _start_path(options, spec, _folder_id(spec, options.model), pack, model or pack.record_model)
+    calls = tokens_in = tokens_out = 0
+    for k in range(1, options.repeat + 1):
+        planned = plan(pack, kind_of(spec), layout.round_path(first, k), mode=options.record_mode or "once",
+                       model=model, shuffle_seed=options.shuffle_seed, cases=cases)
+        for request in planned.todo:
+            calls += 1
+            est_in, est_out = estimate_tokens(spec, request)
+            tokens_in += est_in
+            tokens_out += est_out
+    price = list_price(spec, options.model)
+    cost = (f"~${(tokens_in * price[0] + tokens_out * price[1]) / 1e6:.4f}" if price else "unknown cost")
+    rounds = f" over {options.repeat} rounds" if options.repeat > 1 else ""
+    _say(tr, f"jev dry run {pack.id}: {calls} calls{rounds}, ~{tokens_in} input + ~{tokens_out} output tokens, "
+             f"{cost} with --jev-backend={spec} (nothing sent)")
+
+
+def _folder_id(spec: str, model: str | None) -> str | None:
+    """The results folder a backend spec writes to before it knows the model served, when that
+    can be told without building the backend (which may need a key); None when it cannot."""
+    from ..backends.registry import kind_of, model_of
+
+    kind = kind_of(spec)
+    if kind == "jev":
+        return layout.safe_name(model or "jev-latest")
+    if kind == "openai":
+        return f"{layout.safe_name((model_of(spec) or '').lower(), 'model')}-openai"
+    if kind == "anthropic":
+        return layout.safe_name((model_of(spec) or "").lower(), "anthropic")
+    return None
+
+
+def _record(config: pytest.Config, tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> None:
+    from ..backends.registry import make_backend
+    from .engine import record_pack_sync
+    from .stability import stability
+
+    spec = options.backend
+    assert spec is not None
+    quiet = config.get_verbosity() < 0
+    backend = make_backend(spec, base_url=options.base_url, model=options.model, pack=pack)
+    folder_id = layout.safe_name(backend.backend_id(None))
+    model = options.model if backend.name == "jev" else None  # other backends name their model in the spec
+    first = _start_path(options, spec, folder_id, pack, model or pack.record_model, backend)
+    first.parent.mkdir(parents=True, exist_ok=True)
+    repeat = options.repeat
+    for k in range(1, repeat + 1):
+        label = pack.id if repeat == 1 else f"{pack.id} round {k}/{repeat}"
+        progress = None if quiet else _progress_writer(tr, label)
+        summary = record_pack_sync(pack, backend, layout.round_path(first, k), mode=options.record_mode or "once",
+                                   concurrency=options.concurrency, rpm=options.rpm, progress=progress,
+                                   shuffle_seed=options.shuffle_seed, model=model, cases=cases)
+        served = summary.served_models[0] if len(summary.served_models) == 1 else None
+        out = _settle(options.results_dir, summary.path,
+                      layout.safe_name(backend.backend_id(served)) if served else folder_id)
+        if progress is not None:
+            tr.write("\n")
+        subset = f" ({len(cases)} selected cases)" if cases is not None else ""
+        _say(tr, f"jev recorded {label}{subset}: {summary.n_called} called, {summary.n_reused} reused, "
+                 f"{summary.n_errors} errors, {summary.calls_per_s:.1f} calls/s -> {out}")
+        if k == 1:
+            first = out  # later rounds are compared with the file where round 1 settled
+    if repeat > 1:
+        result = stability(pack, first, repeat)
+        config.stash.setdefault(STABILITY_KEY, []).append(result)
+        _say(tr, result.line())
+
+
+def _start_path(options: Options, spec: str, folder_id: str | None, pack: Any, requested: str,
+                backend: Any = None) -> Path:
+    """The recording this run continues (or, with mode all, replaces), else a new one.
+
+    A recording settles in the folder named by the model actually served (jev-1.13.0),
+    not by the one requested (jev-latest). A later run finds it where replay would
+    (--jev-backend's folders) and continues it, so nothing answered is asked again,
+    provided its lines were recorded by this backend, endpoint and requested model.
+    """
+    from ..backends.registry import kind_of
+    from .journal import read_recording
+
+    fresh = layout.recording_file(options.results_dir, folder_id or layout.safe_name(spec), pack.id)
+    if is_regular(fresh):
+        return fresh
+    kind = kind_of(spec)
+    base_url = getattr(backend, "base_url", None) if backend is not None else None
+    for path in layout.candidate_recordings(pack.path, pack.id, explicit=None, backend=spec,
+                                            results_dir=options.results_dir):
+        if not is_regular(path):
+            continue
+        try:
+            lines = list(read_recording(path)[0].values())
+        except JevError:
+            continue
+        if lines and all(line.get("backend") == kind and line.get("requested_model") == requested
+                         and (backend is None or line.get("base_url") == base_url) for line in lines):
+            return path
+    return fresh
+
+
+def _settle(results_dir: Path, out: Path, final_id: str) -> Path:
+    """Move a recording to the folder named by the model actually served, never over another
+    and never outside the results folder."""
+    target_dir = out.parent.parent / final_id
+    if target_dir == out.parent or not layout.inside(target_dir, results_dir):
+        return out
+    target = target_dir / out.name
+    if target.exists():
+        return out  # keep both; the user decides
+    target_dir.mkdir(parents=True, exist_ok=True)
+    shutil.move(str(out), target)
+    backend_json = layout.backend_json(out.parent)
+    if backend_json.exists() and not layout.backend_json(target_dir).exists():
+        shutil.copy2(backend_json, layout.backend_json(target_dir))
+    if backend_json.exists() and [p.name for p in out.parent.iterdir()] == [layout.BACKEND_JSON]:
+        backend_json.unlink()  # the folder of the requested alias held only this recording
+        out.parent.rmdir()
+    return target
+
+
+def _progress_writer(tr: Any, pack_id: str) -> Any:
+    """A `\\r`-updated progress line, only on a terminal (tr.isatty) and never under -q."""
+    if tr is None or not getattr(tr, "isatty", False):
+        return None
+    last = [0.0]
+
+    def show(p: Any) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.2 and p.done != p.total:
+            return
+        last[0] = now
+        eta = f", ETA {p.eta_s:.0f}s" if p.eta_s is not None else ""
+        tr.write(f"\rjev record {pack_id}: {p.done}/{p.total} cases, {p.rate_per_s:.1f}/s, "
+                 f"{p.errors} errors{eta}   ", flush=True)
+    return show
+
+
+def _say(tr: Any, line: str) -> None:
+    """Every line of ours goes through the terminal reporter (none without one: -p no:terminal)."""
+    if tr is not None:
+        tr.write_line(line)

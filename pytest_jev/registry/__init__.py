@@ -1,0 +1,1 @@
+"""The registry side: results files, evidence, index.json, scoreboard, derived gates, audits."""

@@ -1,0 +1,238 @@
+"""The result of grading one (pack, split, recording): frozen, typed, plain data.
+
+A RunResult is what the gates read, what the terminal summary and --jev-json render,
+and what xdist workers ship to the controller (from_json(to_json()) gives back every
+number exactly, floats travelling as JSON's shortest repr; a gate keeps jevassert's
+gate, ok and detail only). `to_json()` is the --jev-json run object:
+every key `jevassert check --json` writes, with jevassert's meaning, plus ours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .gates import GateResult
+
+Interval = tuple[float, float]
+
+
+def _interval(value: Any) -> Interval | None:
+    return (value[0], value[1]) if value else None
+
+
+def _listed(ci: Interval | None) -> list[float] | None:
+    return list(ci) if ci is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionResult:
+    """One question's items in one run."""
+
+    qid: str
+    type: str
+    n: int
+    missing: int
+    accuracy: float
+    mean_decision_prob: float
+    ece: float
+    brier: float | None  # noul questions with items only
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "n": self.n, "missing": self.missing, "accuracy": self.accuracy,
+                "mean_decision_prob": self.mean_decision_prob, "ece": self.ece, "brier": self.brier}
+
+    @classmethod
+    def from_json(cls, qid: str, doc: dict[str, Any]) -> QuestionResult:
+        return cls(qid, doc["type"], doc["n"], doc["missing"], doc["accuracy"], doc["mean_decision_prob"],
+                   doc["ece"], doc["brier"])
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageRow:
+    """Items accepted at decision probability >= threshold, and their precision."""
+
+    threshold: float
+    coverage: float
+    precision: float | None  # None when nothing is accepted
+
+    def to_json(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "coverage": self.coverage, "precision": self.precision}
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorCoverage:
+    """Items auto-accepted under the pack's own `thresholds` floors."""
+
+    n_total: int
+    n_auto: int
+    coverage: float
+    precision: float | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n_total": self.n_total, "n_auto": self.n_auto, "coverage": self.coverage,
+                "precision": self.precision}
+
+
+@dataclass(frozen=True, slots=True)
+class Suggestion:
+    """The highest-coverage threshold on the grid reaching --jev-target-precision."""
+
+    threshold: float
+    coverage: float
+    precision: float
+    n_accepted: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "coverage": self.coverage, "precision": self.precision,
+                "n_accepted": self.n_accepted}
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """Tokens of every pack case's line (error lines included), priced per million tokens."""
+
+    input_tokens: int | None  # None: no line reported usage
+    output_tokens: int | None
+    total_usd: float | None  # None: no usage, or no price known
+    per_case_usd: float | None
+    price_input: float | None  # USD per million tokens; None: unknown
+    price_output: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """Nearest-rank percentiles of latency_ms over the pack's lines (None: not recorded)."""
+
+    p50_ms: float | None
+    p95_ms: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """An answered question whose decision differs from the gold label."""
+
+    case: str
+    question: str
+    expected: Any
+    got: Any
+    probability: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"case": self.case, "question": self.question, "expected": self.expected, "got": self.got,
+                "probability": self.probability}
+
+
+@dataclass(frozen=True, slots=True)
+class RunKey:
+    """Runs are keyed by pack, split and recording: tune and held-out runs of one recording,
+    or two recordings of one pack, never overwrite each other."""
+
+    pack: str
+    split: str  # "" for a pack without splits (its cases.jsonl)
+    recording: str  # as the user reads it (relative to the rootdir)
+
+
+@dataclass(frozen=True)
+class RunResult:
+    pack: str
+    version: str
+    record_model: str
+    tested: str | None
+    split: str  # "" for a pack without splits
+    backend: str | None
+    recording: str
+    recording_sha256: str
+    mode: str  # "live" or "mock"
+    n_cases: int
+    n_items: int
+    case_errors: int
+    missing_items: int
+    accuracy: float
+    accuracy_ci: Interval | None
+    ece: float
+    ece_ci: Interval | None
+    mean_decision_prob: float
+    suggestion: Suggestion | None
+    target_precision: float | None
+    bootstrap_resamples: int
+    seed: int
+    cost: Cost
+    latency: Latency
+    per_question: tuple[QuestionResult, ...]
+    coverage: tuple[CoverageRow, ...]
+    author_coverage: AuthorCoverage | None
+    recorded_models: tuple[str, ...]
+    mismatched_cases: int
+    invalid_cases: int
+    unknown_case_ids: tuple[str, ...]
+    mismatches: tuple[Mismatch, ...]
+    gates: tuple[GateResult, ...] = ()
+    gates_skipped: bool = False
+
+    @property
+    def key(self) -> RunKey:
+        return RunKey(self.pack, self.split, self.recording)
+
+    def question(self, qid: str) -> QuestionResult | None:
+        return next((q for q in self.per_question if q.qid == qid), None)
+
+    @property
+    def failed_gates(self) -> list[GateResult]:
+        return [g for g in self.gates if g.outcome == "failed"]
+
+    def to_json(self) -> dict[str, Any]:
+        """The --jev-json run object: jevassert's keys first, with its meaning, then ours."""
+        return {
+            "pack": self.pack, "version": self.version, "record_model": self.record_model, "tested": self.tested,
+            "n_cases": self.n_cases, "n_items": self.n_items, "case_errors": self.case_errors,
+            "missing_items": self.missing_items,
+            "accuracy": self.accuracy, "accuracy_ci": _listed(self.accuracy_ci),
+            "ece": self.ece, "ece_ci": _listed(self.ece_ci),
+            "suggestion": self.suggestion.to_json() if self.suggestion else None,
+            "mean_decision_prob": self.mean_decision_prob,
+            "cost_per_case_usd": self.cost.per_case_usd, "total_cost_usd": self.cost.total_usd,
+            "p50_latency_ms": self.latency.p50_ms, "p95_latency_ms": self.latency.p95_ms,
+            "input_tokens": self.cost.input_tokens, "output_tokens": self.cost.output_tokens,
+            "per_question": {q.qid: q.to_json() for q in self.per_question},
+            "coverage": [row.to_json() for row in self.coverage],
+            "threshold_coverage": self.author_coverage.to_json() if self.author_coverage else None,
+            "gates": [g.to_json() for g in self.gates],
+            "gates_skipped": self.gates_skipped,
+            "recorded_models": list(self.recorded_models),
+            "pricing": {"input_usd_per_mtok": self.cost.price_input, "output_usd_per_mtok": self.cost.price_output},
+            "backend": self.backend, "recording": self.recording, "recording_sha256": self.recording_sha256,
+            "split": self.split or None,
+            "target_precision": self.target_precision, "bootstrap_resamples": self.bootstrap_resamples,
+            "seed": self.seed, "mismatched_cases": self.mismatched_cases, "invalid_cases": self.invalid_cases,
+            "unknown_case_ids": list(self.unknown_case_ids), "mode": self.mode,
+            "mismatches": [m.to_json() for m in self.mismatches],
+        }
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> RunResult:
+        """The inverse of to_json (xdist workers ship their runs to the controller this way)."""
+        suggestion = doc["suggestion"]
+        author = doc["threshold_coverage"]
+        pricing = doc["pricing"]
+        return cls(
+            pack=doc["pack"], version=doc["version"], record_model=doc["record_model"], tested=doc["tested"],
+            split=doc.get("split") or "", backend=doc["backend"], recording=doc["recording"],
+            recording_sha256=doc["recording_sha256"], mode=doc["mode"], n_cases=doc["n_cases"],
+            n_items=doc["n_items"], case_errors=doc["case_errors"], missing_items=doc["missing_items"],
+            accuracy=doc["accuracy"], accuracy_ci=_interval(doc["accuracy_ci"]), ece=doc["ece"],
+            ece_ci=_interval(doc["ece_ci"]), mean_decision_prob=doc["mean_decision_prob"],
+            suggestion=Suggestion(**suggestion) if suggestion else None,
+            target_precision=doc["target_precision"], bootstrap_resamples=doc["bootstrap_resamples"],
+            seed=doc["seed"],
+            cost=Cost(doc["input_tokens"], doc["output_tokens"], doc["total_cost_usd"], doc["cost_per_case_usd"],
+                      pricing["input_usd_per_mtok"], pricing["output_usd_per_mtok"]),
+            latency=Latency(doc["p50_latency_ms"], doc["p95_latency_ms"]),
+            per_question=tuple(QuestionResult.from_json(qid, q) for qid, q in doc["per_question"].items()),
+            coverage=tuple(CoverageRow(**row) for row in doc["coverage"]),
+            author_coverage=AuthorCoverage(**author) if author else None,
+            recorded_models=tuple(doc["recorded_models"]), mismatched_cases=doc["mismatched_cases"],
+            invalid_cases=doc["invalid_cases"], unknown_case_ids=tuple(doc["unknown_case_ids"]),
+            mismatches=tuple(Mismatch(**m) for m in doc["mismatches"]),
+            gates=tuple(GateResult.from_json(g) for g in doc["gates"]), gates_skipped=doc["gates_skipped"],
+        )
