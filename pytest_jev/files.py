@@ -36,8 +36,10 @@ def read_bytes(path: Path, error: type[JevError], *, fix: str | None = None) -> 
     try:
         mode = path.stat().st_mode
     except FileNotFoundError:
-        what = "is a dangling link" if os.path.islink(path) else "is missing"
-        raise error(what, file=path, fix=fix) from None
+        link = os.path.islink(path)
+        raise error("is a dangling link" if link else "is missing", file=path,
+                    fix=fix or ("point the link at the file, or replace it with the file" if link else
+                                "restore the file")) from None
     except OSError as exc:
         raise error(f"cannot be read ({exc.strerror})", file=path, fix="check the path and its permissions") from None
     if not stat.S_ISREG(mode):

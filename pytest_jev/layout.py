@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RecordingError, RecordingNotFound
-from .files import is_regular, loads, read_text
+from .files import exists, is_regular, loads, read_text
 
 PREDICTIONS_SUFFIX = ".predictions.jsonl"
 BACKEND_JSON = "backend.json"
@@ -32,8 +32,8 @@ MAX_NAME = 120
 def safe_name(name: str, fallback: str = "backend") -> str:
     """A folder name made from a model name: letters, digits, `.`, `_` and `-` only, no
     leading dot or dash, never `.` or `..`, at most 120 characters. `jev-/../../x` -> `jev-x`."""
-    cleaned = _UNSAFE.sub("-", name).strip("-.")
-    cleaned = re.sub(r"-{2,}", "-", cleaned)[:MAX_NAME].strip("-.")
+    parts = [part for part in _UNSAFE.sub("-", name).split("-") if part.strip(".")]  # no `..` survives
+    cleaned = "-".join(parts).strip("-.")[:MAX_NAME].strip("-.")
     return cleaned or fallback
 
 
@@ -191,7 +191,7 @@ def find_recording(pack_dir: Path, pack_id: str, *, explicit: str | None, backen
     tried = candidate_recordings(pack_dir, pack_id, explicit=explicit, backend=backend,
                                  results_dir=results_dir, model=model)
     for path in tried:
-        if is_regular(path):
+        if exists(path):  # a folder or FIFO in its place is reported by the reader, not skipped
             return path
     if backend:
         where = f"{tried[0]}, nor any folder of {results_dir} whose backend.json names backend {backend!r}"

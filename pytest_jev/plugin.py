@@ -17,6 +17,7 @@ from .nodes import (
     OPTIONS_KEY,
     PACK_FILE,
     RUNS_KEY,
+    STABILITY_KEY,
     BrokenPack,
     JevItem,
     PackFile,
@@ -155,8 +156,6 @@ class JevReporter:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        from .record.session import STABILITY_KEY
-
         path = self.options.json_path
         store = self.config.stash[RUNS_KEY]
         runs = store.results()

@@ -9,13 +9,18 @@ from typing import Any
 
 # pytester's in-process runs drop modules first imported inside a run; numpy cannot be
 # imported twice in one process, so the heavy modules the plugin imports lazily load here.
+# That is also cheaper: with PYTHONDONTWRITEBYTECODE=1 each in-process run would compile them
+# all again (hypothesis, loaded as a plugin by every inner run, is about 80 modules).
+import hypothesis  # noqa: F401
 import jsonschema  # noqa: F401
 import numpy  # noqa: F401
+import numpy.random  # noqa: F401
 import pytest
 import yaml  # noqa: F401
 from jevassert_env import VERSION as JEVASSERT_VERSION
 from jevassert_env import JevassertUnavailable, ensure_jevassert
 
+import pytest_jev.backends.registry  # noqa: F401
 import pytest_jev.evaluate  # noqa: F401
 import pytest_jev.layout  # noqa: F401
 import pytest_jev.nodes  # noqa: F401
@@ -24,6 +29,19 @@ import pytest_jev.report.json  # noqa: F401
 import pytest_jev.report.terminal  # noqa: F401
 
 COMPAT = Path(__file__).resolve().parents[2] / "shared" / "compat" / "jev-packs"
+
+# The pytest runs these tests start (pytester, in process or not, and plain subprocesses) load the
+# plugins under test, not hypothesis' and anyio's: those two cost ~2 s of a 3 s subprocess run here.
+INNER_ADDOPTS = "-p no:hypothesispytest -p no:anyio"
+os.environ["PYTEST_ADDOPTS"] = " ".join(filter(None, [INNER_ADDOPTS, os.environ.get("PYTEST_ADDOPTS", "")]))
+
+
+@pytest.fixture(autouse=True)
+def _inner_runs_skip_unrelated_plugins(request: pytest.FixtureRequest) -> None:
+    """pytester clears PYTEST_ADDOPTS for isolation; give its runs the plugin exclusions back."""
+    if "pytester" in request.fixturenames:
+        request.getfixturevalue("pytester")
+        request.getfixturevalue("monkeypatch").setenv("PYTEST_ADDOPTS", INNER_ADDOPTS)
 
 PACK_YAML = """\
 spec: 0

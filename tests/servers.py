@@ -91,6 +91,7 @@ class LoopbackServer:
         self._thread: threading.Thread | None = None
         self._server: asyncio.AbstractServer | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
     def base_url(self) -> str:
@@ -123,12 +124,20 @@ class LoopbackServer:
             self._server.close()
             for writer in list(self._writers):
                 writer.transport.abort()
+            # every connection's task ends before the loop does: none is left pending and destroyed
+            for task in list(self._tasks):
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
             self._loop.stop()  # type: ignore[union-attr]
 
         asyncio.run_coroutine_threadsafe(shutdown(), self._loop)
         self._thread.join(5)
 
     async def _client(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
         self._writers.add(writer)
         try:
             while True:

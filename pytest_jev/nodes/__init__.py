@@ -13,10 +13,11 @@ from .items import (
     PackWarning,
 )
 from .packfile import PACK_FILE, BrokenPack, PackFile, broken_pack_problem
-from .runs import OPTIONS_KEY, RUNS_KEY, PackRun, RunStore
+from .runs import OPTIONS_KEY, RUNS_KEY, STABILITY_KEY, PackRun, RunStore
 
 __all__ = [
-    "MISMATCH_COUNT_KEY", "MISMATCH_KEY", "NO_RECORDING", "OPTIONS_KEY", "PACK_FILE", "RUNS_KEY", "BrokenPack",
+    "MISMATCH_COUNT_KEY", "MISMATCH_KEY", "NO_RECORDING", "OPTIONS_KEY", "PACK_FILE", "RUNS_KEY", "STABILITY_KEY",
+    "BrokenPack",
     "BulkItem", "CaseItem", "CheckItem", "GateItem", "JevItem", "PackFile", "PackRun", "PackWarning", "RunStore",
     "broken_pack_problem", "freeze_if_large", "unfreeze",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -142,3 +142,4 @@ class RunStore:
 
 OPTIONS_KEY = pytest.StashKey[Options]()
 RUNS_KEY = pytest.StashKey[RunStore]()
+STABILITY_KEY = pytest.StashKey[list[Any]]()  # record.stability.Stability of each pack recorded with --jev-repeat

@@ -22,9 +22,9 @@ import pytest
 from .. import layout
 from ..errors import JevError, node_name_part
 from ..files import is_regular
+from ..nodes.runs import STABILITY_KEY
 from ..options import Options
 
-STABILITY_KEY = pytest.StashKey[list[Any]]()  # stability.Stability of each pack recorded with --jev-repeat
 PACK_FILE = "pack.yaml"
 WHOLE_PACK = None  # a selection entry meaning every case of the pack
 
