@@ -29,11 +29,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).parent))
-from make_pack import main as make_pack  # noqa: E402
+from make_pack import main as make_pack
 
-from pytest_jev.backends.local import make_sparrow  # noqa: E402
-from pytest_jev.packs import load_pack  # noqa: E402
-from pytest_jev.record.engine import build_requests, record_pack_sync  # noqa: E402
+from pytest_jev.backends.local import make_sparrow
+from pytest_jev.packs import load_pack
+from pytest_jev.record.engine import build_requests, record_pack_sync
 
 
 def forget(backend) -> None:

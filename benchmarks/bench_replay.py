@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from make_pack import main as make_pack  # noqa: E402
+from make_pack import main as make_pack
 
 BASELINE_CONFTEST = '''
 import pytest

@@ -13,19 +13,19 @@ from typing import Any
 # all again (hypothesis, loaded as a plugin by every inner run, is about 80 modules).
 import hypothesis  # noqa: F401
 import jsonschema  # noqa: F401
-import numpy  # noqa: F401
+import numpy
 import numpy.random  # noqa: F401
 import pytest
 import yaml  # noqa: F401
 from jevassert_env import VERSION as JEVASSERT_VERSION
 from jevassert_env import JevassertUnavailable, ensure_jevassert
 
-import pytest_jev.backends.registry  # noqa: F401
-import pytest_jev.evaluate  # noqa: F401
-import pytest_jev.layout  # noqa: F401
-import pytest_jev.nodes  # noqa: F401
-import pytest_jev.packs.loader  # noqa: F401
-import pytest_jev.report.json  # noqa: F401
+import pytest_jev.backends.registry
+import pytest_jev.evaluate
+import pytest_jev.layout
+import pytest_jev.nodes
+import pytest_jev.packs.loader
+import pytest_jev.report.json
 import pytest_jev.report.terminal  # noqa: F401
 
 COMPAT = Path(__file__).resolve().parents[2] / "shared" / "compat" / "jev-packs"

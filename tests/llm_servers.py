@@ -23,7 +23,7 @@ class ScriptedServer:
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02},
                                         daemon=True)
 
-    def __enter__(self) -> "ScriptedServer":
+    def __enter__(self) -> ScriptedServer:
         self._thread.start()
         return self
 
@@ -32,7 +32,7 @@ class ScriptedServer:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
-    def push(self, status: int, body: Any, headers: dict[str, str] | None = None) -> "ScriptedServer":
+    def push(self, status: int, body: Any, headers: dict[str, str] | None = None) -> ScriptedServer:
         raw = body.encode() if isinstance(body, str) else json.dumps(body).encode()
         self.replies.append((status, {"content-type": "application/json", **(headers or {})}, raw))
         return self
@@ -48,7 +48,7 @@ class ScriptedServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (http.server naming)
+            def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("content-length", 0)))
                 status, headers, body = server._next({"path": self.path, "headers": dict(self.headers.items()),
                                                       "json": json.loads(raw or b"null")})

@@ -10,7 +10,8 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from packfiles import write_pack
 
 from pytest_jev.backends.base import Answer, Request
@@ -20,14 +21,14 @@ from pytest_jev.packs import load_pack
 from pytest_jev.record.engine import build_requests, plan, record_pack_sync, specs_of, usable
 from pytest_jev.recording_file import Recording
 
-PACK = None
+_PACKS: list[Any] = []
 
 
 def the_pack(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    global PACK
-    if PACK is None:
-        PACK = load_pack(write_pack(tmp_path_factory.mktemp("contract"), n=1))
-    return PACK
+    """One small pack for every hypothesis example (a fixture would be rebuilt for none of them)."""
+    if not _PACKS:
+        _PACKS.append(load_pack(write_pack(tmp_path_factory.mktemp("contract"), n=1)))
+    return _PACKS[0]
 
 
 numbers = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-3, 3), st.booleans(),
@@ -127,7 +128,7 @@ def test_usage_is_summed_over_every_billed_attempt(tmp_path: Path) -> None:
 def test_a_refused_answer_is_an_error_line_asked_again_next_run(tmp_path: Path) -> None:
     pack = load_pack(write_pack(tmp_path / "p", n=1))
     bad = good_answers(pack)
-    bad["queue"]["probabilities"] = {k: 0.25 for k in bad["queue"]["probabilities"]}  # sums to 0.75
+    bad["queue"]["probabilities"] = dict.fromkeys(bad["queue"]["probabilities"], 0.25)  # sums to 0.75
     backend = Scripted(Answer(model="jev-1.13.0", answers=bad, http_status=200))
     out = tmp_path / "rec.jsonl"
     record_pack_sync(pack, backend, out)
@@ -170,3 +171,20 @@ def test_mock_answers_every_question_type_from_its_gold_label(tmp_path: Path) ->
     run = evaluate(pack, load_recording(out)).run
     for q in run.per_question:
         assert 0.78 <= q.accuracy <= 0.92, (q.qid, q.accuracy)  # 0.85 give or take 300 draws of noise
+
+
+def test_dry_run_counts_only_the_calls_a_run_would_make(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path / "packs", n=5)
+    first = pytester.runpytest("packs", "--jev-dry-run", "--jev-backend=mock")
+    first.stdout.fnmatch_lines(["jev dry run tiny-pack: 5 calls, ~* input + ~0 output tokens, ~$0.0000 *"])
+    pytester.runpytest("packs", "--jev-record", "--jev-backend=mock")
+    again = pytester.runpytest("packs", "--jev-dry-run", "--jev-backend=mock")
+    again.stdout.fnmatch_lines(["jev dry run tiny-pack: 0 calls, ~0 input + ~0 output tokens*"])
+    one = pytester.runpytest("packs/tiny-pack/pack.yaml::case[c-002]", "--jev-dry-run", "--jev-backend=mock",
+                             "--jev-record=all")
+    one.stdout.fnmatch_lines(["jev dry run tiny-pack: 1 calls*"])  # the selection, re-recorded
+    priced = pytester.runpytest("packs", "--jev-dry-run", "--jev-backend=sonnet")
+    # an LLM call carries the scaffold and the schema, and Sonnet prices output tokens too
+    priced.stdout.fnmatch_lines(["jev dry run tiny-pack: 5 calls, ~* input + ~* output tokens, ~$0.0* with "
+                                 "--jev-backend=sonnet (nothing sent)"])
+    assert " + ~0 output" not in priced.stdout.str()

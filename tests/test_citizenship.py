@@ -59,7 +59,7 @@ def test_last_failed_reruns_only_the_failures(run, strict_toy: Path) -> None:
 
 def test_failed_first_runs_the_failures_first(run, strict_toy: Path) -> None:
     run("packs")
-    code, out = run("packs", "--ff", "-v")
+    _code, out = run("packs", "--ff", "-v")
     ran = [line.split()[0] for line in out.splitlines()
            if line.startswith("packs/toy/pack.yaml::") and re.search(r" (PASSED|FAILED) ", line)]
     assert ran[:2] == ["packs/toy/pack.yaml::case[toy-0002]", "packs/toy/pack.yaml::case[toy-0005]"], out
@@ -67,25 +67,25 @@ def test_failed_first_runs_the_failures_first(run, strict_toy: Path) -> None:
 
 
 def test_stepwise_stops_at_a_failure_and_resumes_there(run, strict_toy: Path) -> None:
-    code, out = run("packs", "--sw")
+    _code, out = run("packs", "--sw")
     assert counts(out) == {"failed": 1, "passed": 3}, out  # check[spec], check[recording], case 1, then case 2
-    code, out = run("packs", "--sw", "-v")  # resumes at the failure, which fails again: stop there
+    _code, out = run("packs", "--sw", "-v")  # resumes at the failure, which fails again: stop there
     assert counts(out) == {"failed": 1, "deselected": 3}, out
     assert re.search(r"^packs/toy/pack\.yaml::case\[toy-0002\] FAILED", out, re.M), out
-    code, out = run("packs", "--sw", "--sw-skip")  # step over it: the next failure is case 5
+    _code, out = run("packs", "--sw", "--sw-skip")  # step over it: the next failure is case 5
     assert counts(out) == {"failed": 2, "passed": 2, "deselected": 3}, out
 
 
 def test_deselect_takes_one_item_out(run, strict_toy: Path) -> None:
-    code, out = run("packs", "--deselect", "packs/toy/pack.yaml::gate[min_accuracy]")
+    _code, out = run("packs", "--deselect", "packs/toy/pack.yaml::gate[min_accuracy]")
     assert counts(out) == {"failed": 2, "passed": 13, "deselected": 1}, out
 
 
 def test_a_printed_node_id_runs_that_item_alone(run, strict_toy: Path) -> None:
-    code, out = run("packs")
+    _code, out = run("packs")
     printed = re.search(r"FAILED (packs/toy/pack\.yaml::case\[toy-0005\])", out)
     assert printed, out
-    code, out = run(printed.group(1), "-v")
+    _code, out = run(printed.group(1), "-v")
     assert counts(out) == {"failed": 1}, out
     assert "packs/toy/pack.yaml::case[toy-0005] FAILED" in out
 

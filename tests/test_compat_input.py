@@ -218,7 +218,8 @@ def test_answer_that_is_not_an_object_fails_only_its_case(request: pytest.Fixtur
         "*toy.predictions.jsonl:5: case toy-0005: urgency: answer is not an object; re-record*",
         "*toy.predictions.jsonl:8: case toy-0008: refund: answer is not an object; re-record*",
     ])
-    result.stdout.fnmatch_lines(["FAILED packs/toy/pack.yaml::case[[]toy-0002[]]*", "FAILED packs/toy/pack.yaml::case[[]toy-0005[]]*",
+    result.stdout.fnmatch_lines(["FAILED packs/toy/pack.yaml::case[[]toy-0002[]]*",
+                                 "FAILED packs/toy/pack.yaml::case[[]toy-0005[]]*",
                                  "FAILED packs/toy/pack.yaml::case[[]toy-0008[]]*"])
     assert run is not None
     assert (run["n_items"], run["missing_items"], run["case_errors"]) == (33, 3, 0)

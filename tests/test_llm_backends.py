@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
-
 from llm_servers import ScriptedServer, anthropic_error, anthropic_reply, openai_error, openai_reply
+
 from pytest_jev.backends.anthropic import make_anthropic
 from pytest_jev.backends.base import Answer, AuthError, Request
 from pytest_jev.backends.llm import SYSTEM_PROMPT, Malformed, parse_reply, strip_fences

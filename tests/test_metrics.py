@@ -7,9 +7,10 @@ import random
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
-
 import reference
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from conftest import COMPAT
 from pytest_jev import metrics
 from pytest_jev.evaluate import Settings, evaluate

@@ -27,7 +27,8 @@ def test_mismatches_get_their_own_outcome_and_section(pytester: pytest.Pytester,
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*14 passed, 2 mismatched*"])
     result.stdout.fnmatch_lines(["*jev mismatches (6)*",
-                                 'packs/toy/pack.yaml::case[[]toy-0002[]] refund: expected true, got false (p=0.90)*message number 2*'])
+                                 'packs/toy/pack.yaml::case[[]toy-0002[]] refund: expected true, got false '
+                                 '(p=0.90)*message number 2*'])
 
 
 def test_verbose_shows_mismatch_word(pytester: pytest.Pytester, toy: Path) -> None:
@@ -260,7 +261,6 @@ def test_metrics_that_crash_are_noted_not_raised_at_session_end():
     from types import SimpleNamespace
 
     from pytest_jev.nodes import PackRun, RunStore
-
     from pytest_jev.results import RunKey
 
     store = RunStore()

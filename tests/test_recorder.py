@@ -18,10 +18,9 @@ from servers import LoopbackServer, ok_reply
 
 from pytest_jev.backends.base import Answer, AuthError, Request
 from pytest_jev.backends.mock import MockBackend
-from pytest_jev.backends.registry import make_backend
-from pytest_jev.errors import OptionError
-from pytest_jev.backends.registry import estimate_tokens
+from pytest_jev.backends.registry import estimate_tokens, make_backend
 from pytest_jev.contract import answers_problems
+from pytest_jev.errors import OptionError
 from pytest_jev.packs import load_pack
 from pytest_jev.record.engine import build_requests, plan, record_pack_sync, specs_of
 from pytest_jev.record.journal import journal_path
@@ -111,7 +110,7 @@ def test_modes(pack_dir: Path, tmp_path: Path) -> None:
     backend = Counting.from_pack(pack)
     record_pack_sync(pack, backend, out, mode="new_episodes", close_backend=False)
     assert backend.asked == [ids[3]]
-    assert [x["case_id"] for x in lines_of(out)] == ids + ["gone-001"]
+    assert [x["case_id"] for x in lines_of(out)] == [*ids, "gone-001"]
 
     # none: nothing called, nothing written
     before = out.read_bytes()

@@ -6,10 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from packfiles import write_pack
-from servers import LoopbackServer, Reply, Seen, ok_reply
-from servers import answers_for
+from servers import LoopbackServer, Reply, Seen, answers_for, ok_reply
 
 from pytest_jev import load_pack
 from pytest_jev.layout import round_path

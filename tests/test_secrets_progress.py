@@ -154,7 +154,8 @@ def test_401_stops_a_jev_recording_run_naming_the_variable(pytester: pytest.Pyte
         result = pytester.runpytest(*FAST, "packs", "--jev-record", "--jev-backend=jev", "--jev-base-url",
                                     server.base_url, "--jev-concurrency", "1", "--junitxml=junit.xml", "-rA")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*HTTP 401*invalid key in Bearer [*][*][*]*check TYPESAFE_API_KEY*2 finished cases kept*"])
+    result.stderr.fnmatch_lines(
+        ["*HTTP 401*invalid key in Bearer [*][*][*]*check TYPESAFE_API_KEY*2 finished cases kept*"])
     journal = "results/jev-latest/tiny-pack.predictions.jsonl.journal.jsonl"
     assert list(lines_of(pytester.path / journal)) == ["c-001", "c-002"]  # what was done is kept for the rerun
     assert "c-004" not in server.per_case
@@ -165,7 +166,8 @@ def test_401_stops_a_jev_recording_run_naming_the_variable(pytester: pytest.Pyte
 
 GOOD = {"answers": {"refund": 0.9, "queue": {"billing": 0.8, "technical": 0.15, "unknown": 0.05},
                     "urgency": {"0": 0.2, "1": 0.7, "2": 0.1}}}
-LLM: dict[str, dict[str, Any]] = {  # backend spec, base URL from the server's, how its replies look, the results folder it records to
+# backend spec, base URL from the server's, how its replies look, the results folder it records to
+LLM: dict[str, dict[str, Any]] = {
     "anthropic": {"var": "ANTHROPIC_API_KEY", "spec": "anthropic:claude-sonnet-5", "url": lambda u: u,
                   "ok": anthropic_reply, "error": lambda m: anthropic_error("invalid_request_error", m),
                   "folder": "claude-sonnet-5"},

@@ -21,9 +21,9 @@ from servers import LoopbackServer, Reply, Seen, ok_reply
 
 from pytest_jev.backends.base import AuthError, Request
 from pytest_jev.backends.typesafe import TypeSafeBackend, error_message, resolve_base_url, retry_after_s
-from pytest_jev.record.journal import journal_path
 from pytest_jev.packs import load_pack
 from pytest_jev.record.engine import record_pack_sync
+from pytest_jev.record.journal import journal_path
 from pytest_jev.recording_file import load_recording
 
 KEY = "tsk-test-SECRET-0123456789abcdef"
@@ -45,7 +45,8 @@ def free_port() -> int:
 @pytest.fixture(scope="module")
 def sparrow_url() -> Iterator[str]:
     if not Path(SPARROW).is_file():
-        pytest.skip("sparrow-decider is not installed (pip install -e '.[local]'): no System One replica to test against")
+        pytest.skip("sparrow-decider is not installed (pip install -e '.[local]'): "
+                    "no System One replica to test against")
     port = free_port()
     proc = subprocess.Popen([SPARROW, "serve", "--host", "127.0.0.1", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -95,7 +96,7 @@ def _bad_shape(seen: Seen) -> Reply:
 
 
 SCRIPTS = {  # case -> reply per attempt (the last one repeats)
-    "c-001": [lambda s: ok_reply(s)],
+    "c-001": [ok_reply],
     "c-002": [lambda s: Reply(429, {"error": "slow down"}, {"Retry-After": "1"}), ok_reply],
     "c-003": [lambda s: Reply(500, "upstream exploded"),
               lambda s: Reply(529, {"error": {"message": "overloaded"}}), ok_reply],
