@@ -20,6 +20,8 @@ from .bulk import gc_paused
 from .gates import evaluate_gates
 from .grade import Graded, grade
 from .packs.model import Case, Pack
+from .protocol.rubric import RubricCheck, rubric_fingerprint
+from .protocol.rubric import check as check_rubric
 from .recording_file import Recording
 from .results import AuthorCoverage, Cost, CoverageRow, Latency, Mismatch, QuestionResult, RunResult, Suggestion
 
@@ -58,6 +60,7 @@ class Prepared:
     cost: Cost
     latency: Latency
     problems: tuple[str, ...]  # integrity problems: why the recording does not belong to the pack
+    rubric: RubricCheck  # the wording the recording was made with, against the pack's
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,8 @@ def prepare(pack: Pack, recording: Recording, settings: Settings, backend: str |
         pack=pack, split=split, cases=chosen, settings=settings, backend=backend, recording_path=recording.path,
         shown_path=shown_path or str(recording.path), recording_sha256=recording.sha256,
         models=tuple(recording.models()), mode=min(recording.modes(), default="live"), graded=graded,
-        cost=cost, latency=latency, problems=tuple(integrity_problems(pack, chosen, recording, graded)))
+        cost=cost, latency=latency, problems=tuple(integrity_problems(pack, chosen, recording, graded)),
+        rubric=check_rubric(pack, chosen, recording))
 
 
 def finish(prep: Prepared, *, apart: bool = False) -> PackResult:
@@ -169,7 +173,8 @@ def finish(prep: Prepared, *, apart: bool = False) -> PackResult:
         mismatched_cases=sum(1 for o in graded.outcomes.values() if o.status == "mismatch"),
         invalid_cases=sum(1 for o in graded.outcomes.values() if o.status == "invalid"),
         unknown_case_ids=graded.unknown_case_ids, mismatches=mismatches(graded),
-        gates_skipped=settings.no_gates)
+        gates_skipped=settings.no_gates, rubric=rubric_fingerprint(pack.questions_as_sent()),
+        rubric_status=prep.rubric.outcome)
     if not settings.no_gates:
         run = replace(run, gates=tuple(evaluate_gates(pack.gates.values, run, pack.gates.lines)))
     return PackResult(pack, prep.recording_path, graded, run, prep.problems)

@@ -74,6 +74,8 @@ FLAGS = (
          "decisions flip between rounds", 1, "int", metavar="N", ini=False),
     Flag("jev-mismatches", "how many mismatches the summary lists per pack (-v lists all)", 20, "int",
          metavar="N"),
+    Flag("jev-split", "run only this split of packs that declare splits (e.g. tune, heldout)", None,
+         metavar="NAME"),
 )
 
 
@@ -104,6 +106,7 @@ class Options:
     dry_run: bool = False
     shuffle_seed: int | None = None
     repeat: int = 1
+    split: str | None = None
 
 
 def addoption(parser: pytest.Parser) -> None:
@@ -196,4 +199,5 @@ def parse(config: pytest.Config) -> Options:
         dry_run=bool(get("jev-dry-run")),
         shuffle_seed=num("jev-shuffle-options", int, lambda n: n >= 0, "a seed >= 0"),
         repeat=repeat,
+        split=(get("jev-split") or "").strip() or None,
     )

@@ -21,7 +21,7 @@ from .bulk import gc_paused
 from .errors import RecordingError, RecordingNotFound
 from .files import exists, loads, read_bytes
 from .packs import schema
-from .packs.loader import split_jsonl
+from .packs.cases import split_jsonl
 
 MAX_TOKENS = 2**53  # a token count above this is not a count (and would not price exactly)
 RERECORD = "re-record the case (--jev-record)"

@@ -169,6 +169,8 @@ class RunResult:
     mismatches: tuple[Mismatch, ...]
     gates: tuple[GateResult, ...] = ()
     gates_skipped: bool = False
+    rubric: str = ""  # the pack's rubric fingerprint (sha256 of its questions as sent)
+    rubric_status: str = "unchecked"  # ok | drift | unchecked: the recording's wording against it
 
     @property
     def key(self) -> RunKey:
@@ -207,6 +209,7 @@ class RunResult:
             "seed": self.seed, "mismatched_cases": self.mismatched_cases, "invalid_cases": self.invalid_cases,
             "unknown_case_ids": list(self.unknown_case_ids), "mode": self.mode,
             "mismatches": [m.to_json() for m in self.mismatches],
+            "rubric": self.rubric, "rubric_status": self.rubric_status,
         }
 
     @classmethod
@@ -235,4 +238,5 @@ class RunResult:
             invalid_cases=doc["invalid_cases"], unknown_case_ids=tuple(doc["unknown_case_ids"]),
             mismatches=tuple(Mismatch(**m) for m in doc["mismatches"]),
             gates=tuple(GateResult.from_json(g) for g in doc["gates"]), gates_skipped=doc["gates_skipped"],
+            rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
         )

@@ -150,6 +150,8 @@ def jevassert() -> Path:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "jevassert_sweep: the long seed sweep of the jevassert differential "
                                        "(also marked slow); collected only when -m names slow")
+    config.addinivalue_line("markers", "live: calls a real provider endpoint (tests/test_live_smoke.py); "
+                                       "skipped unless that provider's API key is set")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -93,7 +93,7 @@ def test_bad_pack_is_one_line_and_other_packs_still_run(pytester: pytest.Pyteste
     pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
     spoil(bad)
     result = pytester.runpytest("packs")
-    result.assert_outcomes(passed=16, failed=1)
+    result.assert_outcomes(passed=16, failed=1, skipped=1)
     out = result.stdout.str()
     assert "Traceback" not in out and "INTERNALERROR" not in out
     failure = [line for line in out.splitlines() if where in line]
@@ -134,7 +134,7 @@ def test_unreadable_recording_fails_its_check(pytester: pytest.Pytester, spoil, 
     pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
     spoil(pytester.path / "results/jev-1.13.0/toy.predictions.jsonl")
     result = pytester.runpytest("packs")
-    result.assert_outcomes(passed=17, failed=1, skipped=14)  # its cases and gates wait for a recording
+    result.assert_outcomes(passed=17, failed=1, skipped=16)  # its cases and gates wait for a recording
     out = result.stdout.str()
     assert "Traceback" not in out
     line = next(x for x in out.splitlines() if where in x)
@@ -176,7 +176,7 @@ def test_answer_breaking_its_contract_fails_the_case(pytester: pytest.Pytester) 
     rows[3]["answers"] = None
     _write_lines(rec, rows)
     result = pytester.runpytest("packs", "-k", "case")
-    result.assert_outcomes(failed=4, passed=8, deselected=4)
+    result.assert_outcomes(failed=4, passed=8, deselected=5)
     result.stdout.fnmatch_lines([  # at the recording's file and line: that is what must change
         "*toy.predictions.jsonl:1: case toy-0001: queue: probabilities sum to 1.5000, not 1*",
         "*toy.predictions.jsonl:2: case toy-0002: refund: noul 1.4 outside [[]0, 1[]]; re-record the case*",
@@ -193,7 +193,7 @@ def test_unreadable_backend_pricing_fails_the_recording_check(pytester: pytest.P
     result = pytester.runpytest("packs", "--jev-recording", "results/jev-1.13.0")
     out = result.stdout.str()
     assert "Traceback" not in out and "INTERNALERROR" not in out
-    result.assert_outcomes(passed=2, failed=2, skipped=28)  # good has no recording in that folder: its own line
+    result.assert_outcomes(passed=2, failed=2, skipped=30)  # good has no recording in that folder: its own line
     result.stdout.fnmatch_lines(["*backend.json: unreadable pricing (input_usd_per_mtok = 'cheap' is not a number "
                                  ">= 0); give pricing as*"])
 

@@ -51,7 +51,7 @@ def strict_toy(pytester: pytest.Pytester) -> Path:
 
 def test_last_failed_reruns_only_the_failures(run, strict_toy: Path) -> None:
     code, out = run("packs")
-    assert code == 1 and counts(out) == {"failed": 2, "passed": 14}
+    assert code == 1 and counts(out) == {"failed": 2, "passed": 14, "skipped": 1}
     code, out = run("packs", "--lf")
     assert counts(out) == {"failed": 2}, out  # pytest filters the passed items while collecting
     assert "run-last-failure: rerun previous 2 failures" in out
@@ -68,17 +68,17 @@ def test_failed_first_runs_the_failures_first(run, strict_toy: Path) -> None:
 
 def test_stepwise_stops_at_a_failure_and_resumes_there(run, strict_toy: Path) -> None:
     _code, out = run("packs", "--sw")
-    assert counts(out) == {"failed": 1, "passed": 3}, out  # check[spec], check[recording], case 1, then case 2
+    assert counts(out) == {"failed": 1, "passed": 3, "skipped": 1}, out  # spec, recording, rubric, case 1, case 2
     _code, out = run("packs", "--sw", "-v")  # resumes at the failure, which fails again: stop there
-    assert counts(out) == {"failed": 1, "deselected": 3}, out
+    assert counts(out) == {"failed": 1, "deselected": 4}, out
     assert re.search(r"^packs/toy/pack\.yaml::case\[toy-0002\] FAILED", out, re.M), out
     _code, out = run("packs", "--sw", "--sw-skip")  # step over it: the next failure is case 5
-    assert counts(out) == {"failed": 2, "passed": 2, "deselected": 3}, out
+    assert counts(out) == {"failed": 2, "passed": 2, "deselected": 4}, out
 
 
 def test_deselect_takes_one_item_out(run, strict_toy: Path) -> None:
     _code, out = run("packs", "--deselect", "packs/toy/pack.yaml::gate[min_accuracy]")
-    assert counts(out) == {"failed": 2, "passed": 13, "deselected": 1}, out
+    assert counts(out) == {"failed": 2, "passed": 13, "skipped": 1, "deselected": 1}, out
 
 
 def test_a_printed_node_id_runs_that_item_alone(run, strict_toy: Path) -> None:
@@ -180,7 +180,7 @@ def test_under_xdist_each_pack_is_graded_once(pytester: pytest.Pytester) -> None
     pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
     pytester.makeconftest(PREPARE_PROBE)
     result = pytester.runpytest_subprocess("packs", "-n", "2", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=16 + 34 + 9)
+    result.assert_outcomes(passed=16 + 34 + 9, skipped=3)  # check[rubric]: no fingerprints
     graded = sorted(line for path in pytester.path.glob("prepared-*.txt") for line in path.read_text().split())
     assert graded == ["alpha", "beta", "gamma"]  # once each, by whichever worker ran the pack
     assert len(list(pytester.path.glob("prepared-gw*.txt"))) == 2  # and both workers had work

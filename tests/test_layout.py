@@ -32,7 +32,7 @@ def test_a_served_model_name_never_becomes_a_path(pytester: pytest.Pytester, mon
     with LoopbackServer(lambda seen: ok_reply(seen, model="jev-/../../escaped")) as server:
         result = pytester.runpytest_subprocess("packs", "--jev-record", "--jev-backend=jev",
                                                f"--jev-base-url={server.base_url}", "-p", "no:cacheprovider")
-    assert result.parseoutcomes() == {"passed": 3, "mismatched": 3}
+    assert result.parseoutcomes() == {"passed": 4, "mismatched": 3}
     recordings = sorted(str(p.relative_to(pytester.path)) for p in pytester.path.rglob("*.predictions.jsonl"))
     assert recordings == ["results/jev-escaped/tiny-pack.predictions.jsonl"]
     assert not (pytester.path.parent / "escaped").exists()
@@ -75,7 +75,7 @@ def test_replay_with_a_backend_spec_grades_its_own_recording(pytester: pytest.Py
     json_path = out.parent / "backend.json"
     json_path.write_text(json.dumps({"backend": "minilm", "model": "minilm-l6"}))
     result = pytester.runpytest("packs", "--jev-backend=openai:mi")
-    result.assert_outcomes(passed=1, failed=1, skipped=4)  # no openai:mi recording: not minilm's
+    result.assert_outcomes(passed=1, failed=1, skipped=5)  # no openai:mi recording: not minilm's
     result.stdout.fnmatch_lines(["*no recording for pack 'tiny-pack'*backend 'openai:mi'*"])
     outcomes = pytester.runpytest("packs", "--jev-backend=minilm").parseoutcomes()
     assert "failed" not in outcomes and "skipped" not in outcomes  # its own recording, found by kind

@@ -18,14 +18,14 @@ def test_pack_collects_into_readable_items(pytester: pytest.Pytester, toy: Path)
     assert "packs/toy/pack.yaml::case[toy-0001]" in out
     assert "packs/toy/pack.yaml::gate[min_accuracy]" in out
     assert "packs/toy/pack.yaml::gate[max_ece]" in out
-    assert "16 tests collected" in out  # 2 checks + 12 cases + 2 gates
+    assert "17 tests collected" in out  # 3 checks + 12 cases + 2 gates
 
 
 def test_mismatches_get_their_own_outcome_and_section(pytester: pytest.Pytester, toy: Path) -> None:
     result = pytester.runpytest("packs", "--jev-replay")
-    result.assert_outcomes(passed=14)
+    result.assert_outcomes(passed=14, skipped=1)
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*14 passed, 2 mismatched*"])
+    result.stdout.fnmatch_lines(["*14 passed, 1 skipped, 2 mismatched*"])
     result.stdout.fnmatch_lines(["*jev mismatches (6)*",
                                  'packs/toy/pack.yaml::case[[]toy-0002[]] refund: expected true, got false '
                                  '(p=0.90)*message number 2*'])
@@ -38,7 +38,7 @@ def test_verbose_shows_mismatch_word(pytester: pytest.Pytester, toy: Path) -> No
 
 def test_strict_turns_mismatches_into_failures(pytester: pytest.Pytester, toy: Path) -> None:
     result = pytester.runpytest("packs", "--jev-strict")
-    result.assert_outcomes(passed=14, failed=2)
+    result.assert_outcomes(passed=14, failed=2, skipped=1)
     assert result.ret == 1
     result.stdout.fnmatch_lines(["*case toy-0002: refund expected true got false (p=0.90)*"])
     result.stdout.fnmatch_lines(["*jev mismatches (6)*"])  # failed items still list their mismatches
@@ -49,7 +49,7 @@ def test_failing_gate_names_metric_value_interval_threshold_recording(pytester: 
     write_pack(pytester.path, wrong={1, 2, 3, 4, 5, 6, 7}, gates="min_accuracy: 0.9\n")
     pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
     result = pytester.runpytest("packs", "-k", "gate")
-    result.assert_outcomes(failed=1, deselected=14)
+    result.assert_outcomes(failed=1, deselected=15)
     result.stdout.fnmatch_lines([
         "*gate min_accuracy failed: accuracy 0.417 >= 0.900*",
         "*metric accuracy = 0.416667 (95% CI *), threshold 0.9 (*gates.yaml:1)*",
@@ -64,7 +64,7 @@ def test_uncomputable_gate_is_skipped_with_reason(pytester: pytest.Pytester) -> 
     lines = [json.loads(x) for x in rec.read_text().splitlines()]
     rec.write_text("".join(json.dumps({**x, "latency_ms": None}) + "\n" for x in lines))
     result = pytester.runpytest("packs", "--jev-bootstrap", "0", "-rs", "-k", "gate")
-    result.assert_outcomes(skipped=2, deselected=14)
+    result.assert_outcomes(skipped=2, deselected=15)
     result.stdout.fnmatch_lines(["*min_accuracy_ci_lower not computable: bootstrap disabled*",
                                  "*max_p95_latency_ms not computable: no latency data in recording*"])
 
@@ -76,13 +76,13 @@ def test_interval_gate_without_items_names_that_not_the_bootstrap(pytester: pyte
     lines = [json.loads(x) for x in rec.read_text().splitlines()]
     rec.write_text("".join(json.dumps({**x, "answers": None, "error": "timeout"}) + "\n" for x in lines))
     result = pytester.runpytest("packs", "-rs", "-k", "gate")
-    result.assert_outcomes(skipped=1, deselected=14)
+    result.assert_outcomes(skipped=1, deselected=15)
     result.stdout.fnmatch_lines(["*min_accuracy_ci_lower not computable: no items in recording*"])
 
 
 def test_no_gates_skips_gate_items(pytester: pytest.Pytester, toy: Path) -> None:
     result = pytester.runpytest("packs", "--jev-no-gates", "-k", "gate")
-    result.assert_outcomes(skipped=2, deselected=14)
+    result.assert_outcomes(skipped=2, deselected=15)
     result.stdout.fnmatch_lines(["*gates: skipped (--jev-no-gates)*"])
 
 
@@ -122,7 +122,7 @@ def test_junitxml_and_exitfirst_work(pytester: pytest.Pytester) -> None:
     write_pack(pytester.path, wrong=set(range(1, 13)), gates="min_accuracy: 0.9\n")
     pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
     result = pytester.runpytest("packs", "--junitxml=junit.xml", "-x", "--jev-strict")
-    result.assert_outcomes(passed=2, failed=1)
+    result.assert_outcomes(passed=2, failed=1, skipped=1)
     xml = (pytester.path / "junit.xml").read_text()
     assert 'name="case[toy-0001]"' in xml and "refund expected" in xml
 
@@ -130,26 +130,26 @@ def test_junitxml_and_exitfirst_work(pytester: pytest.Pytester) -> None:
 def test_recording_option_takes_a_file_or_folder(pytester: pytest.Pytester) -> None:
     write_pack(pytester.path, recording="elsewhere")
     by_file = pytester.runpytest("packs", "--jev-recording", "elsewhere/toy.predictions.jsonl")
-    by_file.assert_outcomes(passed=16)
+    by_file.assert_outcomes(passed=16, skipped=1)
     by_dir = pytester.runpytest("packs", "--jev-recording", "elsewhere")
-    by_dir.assert_outcomes(passed=16)
+    by_dir.assert_outcomes(passed=16, skipped=1)
 
 
 def test_pack_predictions_file_is_the_fallback(pytester: pytest.Pytester) -> None:
     folder = write_pack(pytester.path, recording="packs/toy")
     (folder / "toy.predictions.jsonl").rename(folder / "predictions.jsonl")
-    pytester.runpytest("packs").assert_outcomes(passed=16)
+    pytester.runpytest("packs").assert_outcomes(passed=16, skipped=1)
 
 
 def test_missing_recording_names_paths_and_command(pytester: pytest.Pytester) -> None:
     write_pack(pytester.path, recording=None)
     write_pack(pytester.path, pack_id="other", recording="results/b1")
     result = pytester.runpytest("packs", "--jev-backend", "b1", "-rs")
-    result.assert_outcomes(passed=17, failed=1, skipped=14)  # its cases and gates point at check[recording]
+    result.assert_outcomes(passed=17, failed=1, skipped=16)  # its cases and gates point at check[recording]
     result.stdout.fnmatch_lines([
         "*no recording for pack 'toy' (tried *results/b1/toy.predictions.jsonl, nor any folder of *results "
         "whose backend.json names backend 'b1'); record one with `pytest *packs/toy --jev-record --jev-backend=b1`*",
-        "SKIPPED [[]14[]] packs/toy/pack.yaml:1: no usable recording: see packs/toy/pack.yaml::check[[]recording[]]"])
+        "SKIPPED [[]15[]] packs/toy/pack.yaml:1: no usable recording: see packs/toy/pack.yaml::check[[]recording[]]"])
 
 
 def test_replay_never_opens_a_socket(pytester: pytest.Pytester, toy: Path) -> None:
@@ -162,21 +162,21 @@ socket.create_connection = _refuse
 """)
     # in a subprocess: the patched socket module must not leak into other tests
     result = pytester.runpytest_subprocess("packs", "--jev-replay", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=14)
+    result.assert_outcomes(passed=14, skipped=1)
     assert "network used" not in result.stdout.str()
 
 
 def test_bulk_mode_grades_in_one_item_and_lists_mismatches(pytester: pytest.Pytester, toy: Path) -> None:
     result = pytester.runpytest("packs", "--jev-case-items=none")
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=4, skipped=1)
     result.stdout.fnmatch_lines(["*jev mismatches (6)*",
                                  "packs/toy/pack.yaml::case[[]toy-0002[]] refund: expected true, got false*",
-                                 "*4 passed, 1 mismatched*"])
+                                 "*4 passed, 1 skipped, 1 mismatched*"])
 
 
 def test_auto_cut_over_follows_the_size_limit(pytester: pytest.Pytester, toy: Path) -> None:
     result = pytester.runpytest("packs", "--collect-only", "-q", "-o", "jev_case_items_max=5")
-    result.stdout.fnmatch_lines(["packs/toy/pack.yaml::cases[[]bulk[]]", "*5 tests collected*"])
+    result.stdout.fnmatch_lines(["packs/toy/pack.yaml::cases[[]bulk[]]", "*6 tests collected*"])
 
 
 def test_bad_option_value_is_a_usage_error(pytester: pytest.Pytester, toy: Path) -> None:
@@ -186,7 +186,7 @@ def test_bad_option_value_is_a_usage_error(pytester: pytest.Pytester, toy: Path)
 
 
 def test_single_pack_folder_and_single_item_selection(pytester: pytest.Pytester, toy: Path) -> None:
-    pytester.runpytest("packs/toy").assert_outcomes(passed=14)
+    pytester.runpytest("packs/toy").assert_outcomes(passed=14, skipped=1)
     one = pytester.runpytest("packs/toy/pack.yaml::case[toy-0003]", "packs/toy/pack.yaml::gate[max_ece]")
     one.assert_outcomes(passed=2)  # pytest itself collects only the named items
 
@@ -196,9 +196,9 @@ def test_ini_twins_are_read_and_cli_wins(pytester: pytest.Pytester) -> None:
     write_pack(pytester.path, pack_id="toy2", recording="results/two")
     pytester.makeini("[pytest]\njev_backend = one\n")
     result = pytester.runpytest("packs/toy", "--jev-json", "a.json")
-    result.assert_outcomes(passed=16)
+    result.assert_outcomes(passed=16, skipped=1)
     assert json.loads((pytester.path / "a.json").read_text())["runs"][0]["backend"] == "one"
-    pytester.runpytest("packs/toy2", "--jev-backend", "two").assert_outcomes(passed=16)
+    pytester.runpytest("packs/toy2", "--jev-backend", "two").assert_outcomes(passed=16, skipped=1)
 
 
 def test_price_flags_and_backend_json_pricing(pytester: pytest.Pytester, toy: Path) -> None:
@@ -219,28 +219,28 @@ def test_unknown_price_leaves_cost_unknown_not_jev_priced(pytester: pytest.Pytes
         json.dumps({"pricing": {"input_usd_per_mtok": None, "output_usd_per_mtok": None}}))
     (toy / "gates.yaml").write_text("max_cost_per_case_usd: 0.0005\n")
     result = pytester.runpytest("packs", "--jev-json", "a.json", "-rs")
-    result.assert_outcomes(passed=12, skipped=1)
+    result.assert_outcomes(passed=12, skipped=2)
     result.stdout.fnmatch_lines([
         "cost: unknown, no price for this backend (3600 input + 240 output tokens; pass --jev-price-input*",
         "*gate max_cost_per_case_usd not computable: no price known for this backend*"])
     run = json.loads((pytester.path / "a.json").read_text())["runs"][0]
     assert run["cost_per_case_usd"] is None and run["input_tokens"] == 3600
     priced = pytester.runpytest("packs", "--jev-price-input", "2", "--jev-price-output", "10")
-    priced.assert_outcomes(passed=12, failed=1)  # 300 in + 20 out tokens a case: $0.0008 > $0.0005
+    priced.assert_outcomes(passed=12, failed=1, skipped=1)  # 300 in + 20 out tokens a case: $0.0008 > $0.0005
 
 
 def test_pack_without_gates_file_has_no_gate_items(pytester: pytest.Pytester) -> None:
     write_pack(pytester.path, gates=None)
     pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
     result = pytester.runpytest("packs")
-    result.assert_outcomes(passed=14)
+    result.assert_outcomes(passed=14, skipped=1)
     result.stdout.fnmatch_lines(["*gates: none declared in gates.yaml*"])
 
 
 def test_missing_changelog_is_a_warning_not_a_failure(pytester: pytest.Pytester, toy: Path) -> None:
     (toy / "CHANGELOG.md").unlink()
     result = pytester.runpytest("packs")
-    result.assert_outcomes(passed=14, warnings=1)
+    result.assert_outcomes(passed=14, warnings=1, skipped=1)
     result.stdout.fnmatch_lines(["*PackWarning: *packs/toy/CHANGELOG.md: missing (SPEC.md asks every pack for one)*"])
 
 
@@ -267,7 +267,7 @@ def test_metrics_that_crash_are_noted_not_raised_at_session_end():
     good = SimpleNamespace(key=RunKey("good", "", "r.jsonl"))
     store.add_result(good)  # type: ignore[arg-type]
     # a prepared run without settings: evaluate.finish raises on the background thread
-    broken = PackRun(SimpleNamespace(id="broken"), "", (), None)  # type: ignore[arg-type]
+    broken = PackRun(SimpleNamespace(id="broken"), SimpleNamespace(name="", cases=()), None)  # type: ignore[arg-type]
     broken.prepared = SimpleNamespace(shown_path="b.jsonl")  # type: ignore[assignment]
     broken.start(store, apart=False)
     assert store.results() == [good]
@@ -285,7 +285,7 @@ def pytest_runtest_call(item):
 
 
 @pytest.mark.parametrize("threshold, frozen, case_items, n_items",
-                         [(12, True, "all", 16), (13, False, "all", 16), (12, True, "none", 5)])
+                         [(12, True, "all", 17), (13, False, "all", 17), (12, True, "none", 6)])
 def test_large_runs_freeze_collected_objects_until_the_end(pytester: pytest.Pytester, toy: Path,
                                                            monkeypatch: pytest.MonkeyPatch, threshold: int,
                                                            frozen: bool, case_items: str, n_items: int) -> None:
@@ -296,7 +296,8 @@ def test_large_runs_freeze_collected_objects_until_the_end(pytester: pytest.Pyte
     assert gc.get_freeze_count() == 0
     monkeypatch.setattr(gcpolicy, "FREEZE_MIN_CASES", threshold)  # the toy pack has 12 cases
     pytester.makeconftest(FREEZE_PROBE)
-    pytester.inline_run("packs", f"--jev-case-items={case_items}").assertoutcome(passed=n_items)
+    run = pytester.inline_run("packs", f"--jev-case-items={case_items}")
+    run.assertoutcome(passed=n_items - 1, skipped=1)  # check[rubric]: nothing to compare
     counts = json.loads((pytester.path / "freeze.json").read_text())
     assert len(counts) == n_items
     assert all(c > 0 for c in counts) if frozen else all(c == 0 for c in counts)
@@ -318,7 +319,7 @@ def test_command_line_runs_hand_frozen_objects_back_before_exit(pytester: pytest
     pytester.makeconftest(EXIT_PROBE)
     result = pytester.runpytest_subprocess("packs")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*14 passed, 2 mismatched*"])
+    result.stdout.fnmatch_lines(["*14 passed, 1 skipped, 2 mismatched*"])
     assert int((pytester.path / "during.txt").read_text()) > 0
     assert int((pytester.path / "exit.txt").read_text()) == 0
 

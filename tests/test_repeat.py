@@ -45,7 +45,7 @@ def test_repeat_records_rounds_and_reports_the_flip_rate(pytester: pytest.Pytest
                 "--jev-repeat", "3", "--jev-json", "out.json"]
         result = pytester.runpytest(*args)
         assert dict(server.per_case) == {f"c-00{i}": 3 for i in range(1, 6)}  # each case asked once a round
-        result.assert_outcomes(passed=3)  # 2 checks and the gate; the 5 cases mismatch their gold labels
+        result.assert_outcomes(passed=4)  # 3 checks and the gate; the 5 cases mismatch their gold labels
         first = pytester.path / "results" / "jev-1.13.0" / "tiny-pack.predictions.jsonl"
         assert [p.name for p in sorted(first.parent.glob("*.jsonl"))] == [
             "tiny-pack.predictions-r2.jsonl", "tiny-pack.predictions-r3.jsonl", "tiny-pack.predictions.jsonl"]

@@ -115,7 +115,7 @@ def test_key_never_leaks_from_a_jev_recording_run(pytester: pytest.Pytester) -> 
             "--jev-concurrency", "2", "--junitxml=junit.xml", "--jev-json=report.json", "-rA", "-vv")
     assert {s.headers["authorization"] for s in server.requests} == {f"Bearer {key}"}  # the key was sent
     assert server.per_case["c-004"] == 2
-    result.assert_outcomes(passed=2, failed=6)  # checks pass; 5 cases and the gate fail
+    result.assert_outcomes(passed=3, failed=6)  # checks pass; 5 cases and the gate fail
     recording = pytester.path / "results" / "jev-1.13.0" / "tiny-pack.predictions.jsonl"
     lines = lines_of(recording)
     echoed, cut = lines["c-002"], lines["c-003"]

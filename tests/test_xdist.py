@@ -34,7 +34,7 @@ def test_same_results_with_and_without_xdist(pytester: pytest.Pytester) -> None:
         assert lines.count("jev: alpha v0.1.0") == 1, lines
         seen.append((outcomes, _summary(lines), (pytester.path / f"run{i}.json").read_text()))
     first = seen[0]
-    assert first[0] == {"passed": 46, "failed": 1, "mismatched": 3}
+    assert first[0] == {"passed": 46, "failed": 1, "skipped": 2, "mismatched": 3}
     for other in seen[1:]:
         assert other[0] == first[0]
         assert other[1] == first[1]

@@ -11,9 +11,12 @@ from typing import Any
 from ..errors import OptionError
 from .base import Backend, Request
 
-NAMES = ("jev", "mock", "sparrow", "minilm", "sonnet", "anthropic:<model>", "openai:<model>")
+NAMES = ("jev", "mock", "sparrow", "minilm", "sonnet", "anthropic:<model>", "openai:<model>", "openrouter",
+         "openrouter:<model>")
 SONNET = "sonnet"
 SONNET_MODEL = "claude-sonnet-5"  # what `sonnet` means (Sonnet 5.5's exact id is unconfirmed: anthropic:<id>)
+OPENROUTER = "openrouter"
+OPENROUTER_MODEL = "typesafe/jev-1.13"  # what bare `openrouter` asks for: Jev pinned, OpenRouter's id
 
 # List prices, USD per million tokens (input, output): wire-contract §1.4; Anthropic's in anthropic.py.
 _JEV = (0.042, 0.0)
@@ -27,16 +30,21 @@ def kind_of(spec: str) -> str:
         return "anthropic"
     if name.startswith("openai:"):
         return "openai"
+    if name.startswith("openrouter:"):
+        return "openrouter"
     return name
 
 
 def model_of(spec: str) -> str | None:
-    """The model a spec names itself (`sonnet`, `anthropic:<model>`, `openai:<model>`); None for
-    a kind whose model is whatever the backend serves (jev, sparrow, minilm, mock)."""
+    """The model a spec names itself (`sonnet`, `anthropic:<model>`, `openai:<model>`, `openrouter`
+    (typesafe/jev-1.13), `openrouter:<model>`); None for a kind whose model is whatever the
+    backend serves (jev, sparrow, minilm, mock)."""
     name = spec.strip()
     if name.lower() == SONNET:
         return SONNET_MODEL
-    if ":" in name and kind_of(name) in ("anthropic", "openai"):
+    if name.lower() == OPENROUTER:
+        return OPENROUTER_MODEL
+    if ":" in name and kind_of(name) in ("anthropic", "openai", "openrouter"):
         return name.split(":", 1)[1].strip() or None
     return None
 
@@ -44,7 +52,7 @@ def model_of(spec: str) -> str | None:
 def estimate_tokens(spec: str, request: Request) -> tuple[int, int]:
     """(input, output) tokens a call is likely to bill, from the body that would be sent
     (--jev-dry-run). LLM backends send a prompt scaffold and a schema around the question;
-    System One backends send the request itself, and output tokens are free on Jev."""
+    System One backends (jev, openrouter) send the request itself, and output tokens are free on Jev."""
     kind = kind_of(spec)
     if kind in ("anthropic", "openai"):
         from .llm import estimate_tokens as llm_estimate
@@ -58,7 +66,7 @@ def estimate_tokens(spec: str, request: Request) -> tuple[int, int]:
 def list_price(spec: str, model: str | None = None) -> tuple[float, float] | None:
     """(input, output) USD per million tokens at list price; None when unknown."""
     kind = kind_of(spec)
-    if kind == "jev":
+    if kind in ("jev", "openrouter"):  # Jev's list price; OpenRouter's usage.cost stays in each line
         return _JEV
     if kind in ("mock", "sparrow", "minilm", "openai"):  # openai = a local OpenAI-compatible server
         return _FREE
@@ -78,6 +86,12 @@ def make_backend(spec: str, *, base_url: str | None = None, model: str | None = 
     if low == "jev":
         from .typesafe import TypeSafeBackend
         return TypeSafeBackend(base_url=base_url, model=model, **kw)
+    if low == "openrouter" or low.startswith("openrouter:"):
+        chosen = name.split(":", 1)[1].strip() if ":" in name else model
+        if ":" in name:
+            _need_model(name, chosen or "")
+        from .openrouter import make_openrouter
+        return _call(make_openrouter, model=chosen, base_url=base_url, **kw)
     if low == "mock":
         from .mock import MockBackend
         if pack is not None:  # gold labels and score levels: a score gold label is found by its level
@@ -101,7 +115,8 @@ def make_backend(spec: str, *, base_url: str | None = None, model: str | None = 
 
 def _need_model(spec: str, model: str) -> None:
     if not model:
-        raise OptionError(f"backend '{spec}' names no model", fix="write it as anthropic:<model> or openai:<model>")
+        raise OptionError(f"backend '{spec}' names no model",
+                          fix="write it as anthropic:<model>, openai:<model> or openrouter:<model>")
 
 
 def _call(factory: Callable[..., Backend], *args: Any, **kw: Any) -> Backend:
@@ -118,14 +133,18 @@ def check_ready(spec: str | None, base_url: str | None = None) -> None:
     if not spec:
         raise OptionError("--jev-record needs a backend", fix=f"pass --jev-backend={'|'.join(NAMES)}")
     kind = kind_of(spec)
-    if kind not in ("jev", "mock", "sparrow", "minilm", "anthropic", "openai"):
+    if kind not in ("jev", "openrouter", "mock", "sparrow", "minilm", "anthropic", "openai"):
         raise OptionError(f"unknown backend '{spec}'", fix=f"use one of: {', '.join(NAMES)}")
-    if kind in ("anthropic", "openai"):
+    if kind in ("anthropic", "openai") or (kind == "openrouter" and ":" in spec):
         _need_model(spec, model_of(spec) or "")
     if kind == "jev":
         from .typesafe import read_key
 
         read_key()
+    elif kind == "openrouter":
+        from .openrouter import read_key as read_openrouter_key
+
+        read_openrouter_key()
     elif kind == "anthropic":
         from .anthropic import read_key as read_anthropic_key
 

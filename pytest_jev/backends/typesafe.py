@@ -53,12 +53,16 @@ def resolve_base_url(base_url: str | None) -> str:
 
 
 def read_key() -> str:
-    key = os.environ.get(KEY_VAR, "").strip()
+    return key_from_env(KEY_VAR, "the jev backend needs a TypeSafe API key (a replica accepts any value)")
+
+
+def key_from_env(var: str, needed: str) -> str:
+    """The key in `var`; AuthError naming `var` when it is unset or not sendable in a header."""
+    key = os.environ.get(var, "").strip()
     if not key:
-        raise AuthError(f"{KEY_VAR} is not set: the jev backend needs a TypeSafe API key (a replica "
-                        f"accepts any value); export {KEY_VAR}=...")
+        raise AuthError(f"{var} is not set: {needed}; export {var}=...")
     if not _PRINTABLE_KEY.match(key):
-        raise AuthError(f"{KEY_VAR} is not a valid key (printable ASCII without spaces); check its value")
+        raise AuthError(f"{var} is not a valid key (printable ASCII without spaces); check its value")
     return key
 
 
@@ -134,15 +138,22 @@ def _encode(body: dict[str, Any]) -> bytes:
 
 
 class TypeSafeBackend:
+    """TypeSafe System One. Routes that serve the same body (OpenRouter: backends/openrouter.py)
+    subclass it and override the class attributes and the small hooks below."""
+
     name = "jev"
     mode = "live"
+    key_var = KEY_VAR  # named by AuthError messages
+    base_var = BASE_VAR
+    default_base_url = DEFAULT_BASE_URL
+    request_id_header = "x-typesafe-request-id"
 
     def __init__(self, *, base_url: str | None = None, model: str | None = None,
                  transport: httpx.AsyncBaseTransport | None = None, timeout_s: float = 30.0) -> None:
-        self._key = read_key()
-        self.base_url = resolve_base_url(base_url)
+        self._key = self._read_key()
+        self.base_url = (base_url or os.environ.get(self.base_var) or self.default_base_url).rstrip("/")
         self.url = f"{self.base_url}/v1/systemone"
-        self.model = model or os.environ.get("TYPESAFE_DEFAULT_MODEL") or DEFAULT_MODEL
+        self.model = model or self._default_model()
         self._transport = transport
         self._timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
         self._shards: list[_Shard] = []
@@ -152,7 +163,37 @@ class TypeSafeBackend:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __repr__(self) -> str:  # never shows the key
-        return f"TypeSafeBackend(base_url={self.base_url!r}, model={self.model!r})"
+        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
+
+    # -- hooks a route to the same API overrides --------------------------------------------
+
+    def _read_key(self) -> str:
+        return read_key()
+
+    def _default_model(self) -> str:
+        return os.environ.get("TYPESAFE_DEFAULT_MODEL") or DEFAULT_MODEL
+
+    def _model_for(self, request: Request) -> str:
+        """The model id the body names."""
+        return request.model or self.model
+
+    def _auth_failure(self, status: int, message: str, doc: Any) -> AuthError | None:
+        """The AuthError that stops the run for this error reply; None to record it as a case error."""
+        if status in (401, 403):
+            return AuthError(f"HTTP {status} from {self.url}: {message[:200]}; check {self.key_var} "
+                             f"(and {self.base_var} if the endpoint is wrong)")
+        return None
+
+    def _failure_in_ok(self, doc: Any, request_id: str | None, text: str) -> Answer | None:
+        """An error a gateway reports inside a 200 body; None when the body is to be read as answers."""
+        return None
+
+    def _answer(self, doc: dict[str, Any], latency_ms: float, request_id: str | None) -> Answer:
+        """The Answer of a 200 whose body has the System One shape (checked by _shape_problem)."""
+        usage = doc.get("usage")
+        return Answer(model=doc.get("model"), answers=doc["answers"],
+                      usage=dict(usage) if isinstance(usage, dict) else None, latency_ms=latency_ms,
+                      http_status=200, request_id=request_id)
 
     # -- Backend interface ------------------------------------------------------------------
 
@@ -175,7 +216,7 @@ class TypeSafeBackend:
                    "Content-Type": "application/json", "User-Agent": f"jev-packs/{plugin_version()}"}
         if request.attempt > 0:
             headers["X-TypeSafe-Retry-Count"] = str(request.attempt)
-        body = _encode({"model": request.model or self.model, "state": request.state,
+        body = _encode({"model": self._model_for(request), "state": request.state,
                         "questions": request.questions})
         shard = self._http()
         shard.busy += 1
@@ -216,14 +257,14 @@ class TypeSafeBackend:
 
     def _read(self, response: httpx.Response, latency_ms: float) -> Answer:
         status = response.status_code
-        request_id = response.headers.get("x-typesafe-request-id")
+        request_id = response.headers.get(self.request_id_header)
         if status == 200:
             return self._read_ok(response, latency_ms, request_id)
         text = self._scrub(response.text)  # before any cut: a cut key would no longer match
         message = self._scrub(error_message(text))
-        if status in (401, 403):
-            raise AuthError(f"HTTP {status} from {self.url}: {message[:200]}; check {KEY_VAR} "
-                            f"(and {BASE_VAR} if the endpoint is wrong)")
+        stop = self._auth_failure(status, message, _json_or_none(text))
+        if stop is not None:
+            raise stop
         retryable = status in RETRYABLE
         return _failure("http", message, status, retryable, retry_after=retry_after_s(response.headers),
                         request_id=request_id, body=text[:300])
@@ -234,17 +275,24 @@ class TypeSafeBackend:
         except ValueError:
             return _failure("malformed", "200 with a body that is not JSON", 200, False,
                             request_id=request_id, body=self._scrub(response.text)[:300])
+        failed = self._failure_in_ok(doc, request_id, response.text)
+        if failed is not None:
+            return failed
         problem = _shape_problem(doc)
         if problem:
             return _failure("malformed", f"200 with {problem}", 200, False, request_id=request_id,
                             body=self._scrub(response.text)[:300])
-        usage = doc.get("usage")
-        return Answer(model=doc.get("model"), answers=doc["answers"],
-                      usage=dict(usage) if isinstance(usage, dict) else None, latency_ms=latency_ms,
-                      http_status=200, request_id=request_id)
+        return self._answer(doc, latency_ms, request_id)
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._key, "***") if self._key else text
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _shape_problem(doc: Any) -> str | None:

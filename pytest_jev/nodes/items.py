@@ -22,6 +22,7 @@ MISMATCH_COUNT_KEY = "jev_mismatch_count"  # ... and a bulk item's count of them
 STATE_EXCERPT = 120
 BULK_SHOWN = 20
 NO_RECORDING = "no usable recording"
+REFUSED = "refused"
 
 
 class PackWarning(pytest.PytestWarning):
@@ -71,6 +72,8 @@ class ProblemItem(JevItem):
 class RunItem(JevItem):
     """An item that reads its pack's run."""
 
+    run: PackRun
+
     def __init__(self, *, pack: Pack, run: PackRun, bulk: bool = False, **kw: Any) -> None:
         super().__init__(**kw)
         self.pack = pack
@@ -78,12 +81,16 @@ class RunItem(JevItem):
         self.bulk = bulk
 
     def ready(self) -> PackRun:
-        """The run, graded and its metrics started; skip (pointing at check[recording]) when
-        there is no usable recording."""
+        """The run, graded and its metrics started; skipped, pointing at the check item that
+        says why, when there is no usable recording or its numbers are refused."""
         run = self.run
         run.prepare()
+        here = self.nodeid.rsplit("::", 1)[0]
+        if run.refusal is not None:
+            check, why = run.refusal
+            pytest.skip(f"{REFUSED}: {why}: see {here}::{check}")
         if run.problem is not None:
-            pytest.skip(f"{NO_RECORDING}: see {self.nodeid.rsplit('::', 1)[0]}::check[recording]")
+            pytest.skip(f"{NO_RECORDING}: see {here}::check[recording]")
         run.start(self.config.stash[RUNS_KEY], apart=not self.bulk)
         return run
 
@@ -92,7 +99,11 @@ class RunItem(JevItem):
 
 
 class CheckItem(RunItem):
-    """check[spec]: the pack follows SPEC.md. check[recording]: the recording belongs to it."""
+    """check[spec]: the pack follows SPEC.md (and its pinned rubric). check[split]: a frozen
+    split is the file that was frozen. check[recording]: the recording belongs to the pack.
+    check[rubric]: the recording was made for the wording the pack has today."""
+
+    run: PackRun | None  # type: ignore[assignment]  # check[spec] of a split pack reads no run
 
     def __init__(self, *, check: str, **kw: Any) -> None:
         super().__init__(**kw)
@@ -100,18 +111,46 @@ class CheckItem(RunItem):
 
     def runtest(self) -> None:
         if self.check == "spec":
-            return
+            return self._spec()
         run = self.run
+        assert run is not None
+        if self.check == "split":
+            frozen = run.split_file.frozen_problem()
+            if frozen is not None:
+                raise JevFailure([frozen])
+            return None
         run.prepare()
+        if run.refusal is not None and run.refusal[0] != f"check[{self.check}]":
+            pytest.skip(f"{REFUSED}: {run.refusal[1]}: see {self.nodeid.rsplit('::', 1)[0]}::{run.refusal[0]}")
         if run.problem is not None:
+            if self.check == "rubric":
+                pytest.skip(f"{NO_RECORDING}: see {self.nodeid.rsplit('::', 1)[0]}::check[recording]")
             raise JevFailure([run.problem.one_line()])
-        run.start(self.config.stash[RUNS_KEY], apart=not self.bulk)
         assert run.prepared is not None
+        if self.check == "rubric":
+            rubric = run.prepared.rubric
+            if rubric.drift:
+                raise JevFailure(list(rubric.lines))
+            if rubric.outcome == "unchecked":
+                pytest.skip(f"rubric drift not checked: {rubric.lines[0]}")
+            return None
+        run.start(self.config.stash[RUNS_KEY], apart=not self.bulk)
         if run.prepared.problems:
             raise JevFailure(list(run.prepared.problems))
+        return None
+
+    def _spec(self) -> None:
+        """A pinned rubric (pack.yaml `rubric:`) must be the fingerprint of the questions as written."""
+        from ..protocol.rubric import pin_problem
+
+        problem = pin_problem(self.pack)
+        if problem is not None:
+            raise JevFailure([problem])
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        if self.check == "spec" or self.run.prepared is None:
+        if self.check == "split" and self.run is not None:
+            return self.run.split_file.file, 0, self.name
+        if self.check == "spec" or self.run is None or self.run.prepared is None:
             return self.path, 0, self.name
         return self.run.prepared.recording_path, None, self.name
 

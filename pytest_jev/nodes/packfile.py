@@ -3,15 +3,18 @@ native (`packs/x/pack.yaml::case[x-0001]`) and pytest's own selection works on t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ..bulk import gc_paused
 from ..errors import JevError, PackError, node_name_part
 from ..files import exists, is_regular
 from ..options import Options
+from ..packs.model import Pack
 from .gcpolicy import FREEZE_MIN_CASES, freeze_if_large
 from .items import BulkItem, CaseItem, CheckItem, GateItem, PackWarning, ProblemItem
 from .runs import OPTIONS_KEY, PackRun
@@ -33,9 +36,13 @@ def bulk_mode(options: Options, n_cases: int) -> bool:
 
 
 class PackFile(pytest.File):
-    """pack.yaml: its items are built from the pack's files, not from Python code."""
+    """pack.yaml: its items are built from the pack's files, not from Python code.
 
-    def collect(self) -> Iterable[pytest.Item]:
+    A pack without declared splits holds its items itself (`pack.yaml::case[x]`); a spec-1
+    pack with splits holds one SplitNode per split (`pack.yaml::heldout::case[x]`), only the
+    one --jev-split names when it is given."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         from ..packs import load_pack
 
         options = self.config.stash[OPTIONS_KEY]
@@ -46,29 +53,65 @@ class PackFile(pytest.File):
             return
         for text in pack.warnings:
             self.warn(PackWarning(text))
-        bulk = bulk_mode(options, len(pack.cases))
-        run = PackRun(pack, "", pack.cases, options)
-        if eager_grading(self.config, options):
-            run.prepare()
         # bulk too: the pack's objects would be walked by every full collection otherwise
         freeze_if_large(self.config, len(pack.cases))
-        common = {"pack": pack, "run": run, "bulk": bulk}
-        yield CheckItem.make(self, "check[spec]", check="spec", **common)
-        yield CheckItem.make(self, "check[recording]", check="recording", **common)
-        if bulk:
-            yield BulkItem.make(self, "cases[bulk]", **common)
-        else:
-            make = CaseItem.make
-            # Items only add live objects, no garbage; and once the pack is frozen the GC's
-            # full-collection threshold is tiny, so it would walk the growing item list again
-            # and again (18 full collections for 100,000 items). The session freezes it all next.
-            from ..bulk import gc_paused
+        if not pack.declares_splits:
+            split = pack.splits[""]
+            run = PackRun(pack, split, options)
+            yield CheckItem.make(self, "check[spec]", check="spec", pack=pack, run=run)
+            yield from split_items(self, run)
+            return
+        yield CheckItem.make(self, "check[spec]", check="spec", pack=pack, run=None)
+        wanted = options.split
+        if wanted is not None and wanted not in pack.splits:
+            problem = PackError(f"pack {pack.id} has no split '{wanted}' (it has: {', '.join(pack.splits)})",
+                                file=self.path, fix="pass --jev-split with one of those names")
+            yield ProblemItem.make(self, "check[split]", problem=problem)
+            return
+        for name in pack.splits:
+            if wanted is None or name == wanted:
+                yield SplitNode.from_parent(self, name=name, pack=pack, split_name=name)
 
-            with gc_paused() if len(pack.cases) >= FREEZE_MIN_CASES else nullcontext():
-                for case in pack.cases:
-                    yield make(self, f"case[{node_name_part(case.id)}]", case=case, **common)
-        for gate in pack.gates.names():
-            yield GateItem.make(self, f"gate[{gate}]", gate=gate, **common)
+
+class SplitNode(pytest.Collector):
+    """One frozen split of a spec-1 pack: check[split] (its bytes are the frozen ones), then
+    the same items a pack without splits has."""
+
+    def __init__(self, *, pack: Pack, split_name: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.pack = pack
+        self.split = pack.splits[split_name]
+
+    def collect(self) -> Iterable[pytest.Item]:
+        run = PackRun(self.pack, self.split, self.config.stash[OPTIONS_KEY])
+        yield CheckItem.make(self, "check[split]", check="split", pack=self.pack, run=run)
+        yield from split_items(self, run)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.split.file, 0, self.name
+
+
+def split_items(parent: pytest.Collector, run: PackRun) -> Iterator[pytest.Item]:
+    """check[recording], check[rubric], the case items (or cases[bulk]) and the gate items of a run."""
+    pack, options = run.pack, run.options
+    bulk = bulk_mode(options, len(run.cases))
+    if eager_grading(parent.config, options):
+        run.prepare()
+    common = {"pack": pack, "run": run, "bulk": bulk}
+    yield CheckItem.make(parent, "check[recording]", check="recording", **common)
+    yield CheckItem.make(parent, "check[rubric]", check="rubric", **common)
+    if bulk:
+        yield BulkItem.make(parent, "cases[bulk]", **common)
+    else:
+        make = CaseItem.make
+        # Items only add live objects, no garbage; and once the pack is frozen the GC's
+        # full-collection threshold is tiny, so it would walk the growing item list again
+        # and again (18 full collections for 100,000 items). The session freezes it all next.
+        with gc_paused() if len(run.cases) >= FREEZE_MIN_CASES else nullcontext():
+            for case in run.cases:
+                yield make(parent, f"case[{node_name_part(case.id)}]", case=case, **common)
+    for gate in pack.gates.names():
+        yield GateItem.make(parent, f"gate[{gate}]", gate=gate, **common)
 
 
 class BrokenPack(pytest.Directory):

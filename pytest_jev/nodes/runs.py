@@ -4,7 +4,6 @@ background thread) and the store of every run the summary and --jev-json report.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -15,7 +14,7 @@ from ..results import RunKey, RunResult
 
 if TYPE_CHECKING:
     from ..evaluate import PackResult, Prepared
-    from ..packs.model import Case, Pack
+    from ..packs.model import Pack, Split
 
 
 class PackRun:
@@ -32,13 +31,17 @@ class PackRun:
     process, since much of it holds the GIL the items' thread needs.
     """
 
-    def __init__(self, pack: Pack, split: str, cases: Sequence[Case], options: Options) -> None:
+    def __init__(self, pack: Pack, split: Split, options: Options) -> None:
         self.pack = pack
-        self.split = split
-        self.cases = tuple(cases)
+        self.split = split.name
+        self.split_file = split
+        self.cases = split.cases
         self.options = options
         self.prepared: Prepared | None = None
         self.problem: JevError | None = None  # no usable recording: check[recording] says why
+        # (check item, reason) when the run's numbers must not be used: a frozen split whose
+        # bytes changed (nothing is graded), or a recording made for other wording (rubric drift)
+        self.refusal: tuple[str, str] | None = None
         self._ready = False
         self._thread: threading.Thread | None = None
         self._result: PackResult | None = None
@@ -53,6 +56,10 @@ class PackRun:
         if self._ready:
             return
         self._ready = True
+        frozen = self.split_file.frozen_problem()
+        if frozen is not None:  # refused before anything is read or graded
+            self.refusal = ("check[split]", "the frozen split changed")
+            return
         from .. import layout
         from ..evaluate import JEV_PRICE_INPUT, Settings, prepare
         from ..recording_file import load_recording
@@ -80,10 +87,13 @@ class PackRun:
         self.prepared = prepare(self.pack, recording, settings, backend=backend,
                                 shown_path=layout.shown(recording.path, options.rootdir), split=self.split,
                                 cases=self.cases)
+        if self.prepared.rubric.drift:
+            self.refusal = ("check[rubric]", "the recording was made for other wording (rubric drift)")
 
     def start(self, store: RunStore, *, apart: bool) -> None:
-        """Start the metrics (once) and hand the run to the process-wide store."""
-        if self._thread is not None or self.prepared is None:
+        """Start the metrics (once) and hand the run to the process-wide store (never for a
+        refused run: its numbers are not reported)."""
+        if self._thread is not None or self.prepared is None or self.refusal is not None:
             return
         self._thread = threading.Thread(target=self._work, args=(apart,), daemon=True,
                                         name=f"jev-metrics-{self.pack.id}")

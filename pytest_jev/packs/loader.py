@@ -5,20 +5,19 @@ Errors are PackError: one line with file:line, what is wrong and how to fix it.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Hashable
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from ..bulk import gc_paused
 from ..errors import PackError
-from ..files import exists, is_regular, loads, read_text
+from ..files import exists, is_regular
 from . import schema
-from .model import Case, Gates, Pack, Question, frozen_map
+from .cases import load_splits
+from .model import Gates, Pack, Question, frozen_map
 from .yamlfile import line_of, read_yaml
 
+SPEC1_KEYS = ("splits", "rubric")  # pack.yaml keys spec 1 adds to jevassert's spec 0
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 GATE_NAMES = ("min_accuracy", "max_ece", "max_cost_per_case_usd", "max_p95_latency_ms",
               "min_accuracy_ci_lower", "min_coverage_at_precision", "per_question")
@@ -52,9 +51,15 @@ def load_pack(path: str | Path) -> Pack:
                         fix="start from the example in SPEC.md")
     _normalise_threshold_keys(raw)
     _validate(raw, "pack", pack_file, lines)
-    if type(raw["spec"]) is not int:  # JSON Schema counts 0.0 as the integer 0
-        raise PackError(f"spec must be the integer 0, got {raw['spec']!r}", file=pack_file,
-                        line=line_of(lines, ("spec",)), fix="write `spec: 0`")
+    spec = raw["spec"]
+    if type(spec) is not int:  # JSON Schema counts 0.0 as the integer 0
+        raise PackError(f"spec must be the integer 0 or 1, got {spec!r}", file=pack_file,
+                        line=line_of(lines, ("spec",)),
+                        fix="write `spec: 0` (or `spec: 1` for splits, locale and tags)")
+    for key in SPEC1_KEYS:
+        if spec == 0 and key in raw:
+            raise PackError(f"`{key}` needs `spec: 1`", file=pack_file, line=line_of(lines, (key,)),
+                            fix="set spec: 1 (jevassert reads spec 0 only), or remove the key")
     if raw["id"] != folder.resolve().name:
         raise PackError(f"id '{raw['id']}' differs from the folder name '{folder.resolve().name}'",
                         file=pack_file, line=lines.get(("id",), 1),
@@ -63,7 +68,9 @@ def load_pack(path: str | Path) -> Pack:
     thresholds = _thresholds(raw.get("thresholds") or {}, questions, pack_file, lines)
     gates = load_gates(folder / "gates.yaml", questions)
     with gc_paused():
-        cases = load_cases(folder / "cases.jsonl", tuple(raw["state"]["fields"]), questions)
+        splits = load_splits(folder, raw.get("splits"), tuple(raw["state"]["fields"]), questions, spec,
+                             pack_file, lines)
+    cases = tuple(case for split in splits.values() for case in split.cases)
     _check_evidence(folder, raw.get("tested"), pack_file, lines)
     warnings = tuple(f"{folder / name}: missing (SPEC.md asks every pack for one)"
                      for name in ("README.md", "CHANGELOG.md") if not is_regular(folder / name))
@@ -75,7 +82,7 @@ def load_pack(path: str | Path) -> Pack:
         tested=raw.get("tested"), description=raw["description"],
         state_description=raw["state"]["description"], state_fields=tuple(raw["state"]["fields"]),
         questions=frozen_map(questions), thresholds=frozen_map(thresholds), gates=gates,
-        cases=cases, warnings=warnings,
+        cases=cases, warnings=warnings, spec=spec, splits=frozen_map(splits), rubric_pin=raw.get("rubric"),
     )
 
 
@@ -187,120 +194,3 @@ def _check_evidence(folder: Path, tested: str | None, file: Path, lines: dict[tu
     if has and not tested:
         raise PackError("evidence.md exists but tested is null", file=file, line=line_of(lines, ("tested",)),
                         fix="set `tested` to the model version the evidence was recorded on")
-
-
-# -- cases.jsonl ----------------------------------------------------------------------------
-
-def _case_document(fields: tuple[str, ...], questions: dict[str, Question]) -> dict[str, Any]:
-    """case.schema.json narrowed to this pack: exact state keys, declared labels only."""
-    document: dict[str, Any] = json.loads(json.dumps(schema.schema("case")))
-    document["properties"]["state"] = {
-        "type": "object", "required": list(fields), "additionalProperties": False,
-        "properties": dict.fromkeys(fields, True)}
-    document["properties"]["expect"] = {
-        "type": "object", "required": list(questions), "additionalProperties": False,
-        "properties": {qid: ({"type": "boolean"} if q.type == "noul" else {"enum": list(q.labels)})
-                       for qid, q in questions.items()}}
-    return document
-
-
-def _case_skeleton(doc: Any) -> Hashable:
-    # validity depends on: the key set, id being a non-empty string, state keys, expect items
-    expect = doc.get("expect")
-    return (tuple(doc), type(doc.get("id")), bool(doc.get("id")),
-            type(doc.get("state")), tuple(doc["state"]) if isinstance(doc.get("state"), dict) else None,
-            tuple((k, type(v), v) for k, v in expect.items()) if isinstance(expect, dict) else type(expect))
-
-
-def load_cases(file: Path, fields: tuple[str, ...], questions: dict[str, Question]) -> tuple[Case, ...]:
-    if not exists(file):
-        raise PackError("cases.jsonl is missing", file=file, fix="add the golden cases, one JSON object per line")
-    memo = schema.MemoValidator(_case_document(fields, questions), _case_skeleton)
-    seen: dict[str, int] = {}
-    cases: list[Case] = []
-    parse = loads
-    for number, line in enumerate(_read_lines(file), 1):
-        text = line.strip()
-        if not text:
-            raise PackError("blank line", file=file, line=number, fix="delete the empty line")
-        try:
-            doc = parse(text)
-        except ValueError as exc:
-            column = getattr(exc, "colno", None)
-            where = "?" if column is None else column + len(line) - len(line.lstrip())
-            raise PackError(f"not valid JSON ({getattr(exc, 'msg', exc)} at column {where})",
-                            file=file, line=number, fix="each line must be one complete JSON object") from None
-        if not isinstance(doc, dict):
-            raise PackError("a case must be a JSON object", file=file, line=number,
-                            fix='write {"id": ..., "state": {...}, "expect": {...}}')
-        error = memo.error(doc)
-        if error is not None:
-            raise PackError(_case_problem(error, doc, fields, questions), file=file, line=number,
-                            fix=_case_fix(error, fields, questions))
-        case_id = doc["id"]
-        if not (case_id.isascii() or _encodable(case_id)):
-            raise PackError(f"case id {json.dumps(case_id)} holds a lone surrogate escape", file=file, line=number,
-                            fix="write the id in valid Unicode (pytest node ids must be)")
-        if case_id in seen:
-            raise PackError(f"duplicate case id '{case_id}' (first on line {seen[case_id]})", file=file,
-                            line=number, fix="give every case a unique id")
-        seen[case_id] = number
-        # doc is ours alone: wrap its dicts read-only instead of copying them
-        cases.append(Case(case_id, MappingProxyType(doc["state"]), MappingProxyType(doc["expect"]), number))
-    if not cases:
-        raise PackError("no cases", file=file, fix="add at least one golden case")
-    return tuple(cases)
-
-
-def _encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _read_lines(file: Path) -> list[str]:
-    return split_jsonl(read_text(file, PackError))
-
-
-def split_jsonl(text: str) -> list[str]:
-    """The lines of JSON Lines text, broken at CR LF, a lone CR or a lone LF only.
-
-    A JSON string may hold a raw U+2028, U+2029 or U+0085, where str.splitlines()
-    would break it; a raw CR or LF cannot occur inside one. A final line break ends
-    the last line instead of opening an empty one.
-    """
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    if not lines[-1]:
-        lines.pop()
-    return lines
-
-
-def _case_problem(error: Any, doc: dict[str, Any], fields: tuple[str, ...], questions: dict[str, Question]) -> str:
-    path = tuple(error.absolute_path)
-    if path[:1] == ("state",) or (error.validator in ("required", "additionalProperties") and path == ("state",)):
-        got = sorted(doc["state"]) if isinstance(doc.get("state"), dict) else type(doc.get("state")).__name__
-        return f"state keys {got} differ from state.fields {list(fields)}"
-    if len(path) == 2 and path[0] == "expect":
-        qid = path[1]
-        q = questions[qid]
-        wanted = "a JSON boolean (true/false)" if q.type == "noul" else f"one of {list(q.labels)}"
-        return f"expect.{qid} is {json.dumps(doc['expect'][qid])}, not {wanted}"
-    if path == ("expect",):
-        got = sorted(doc["expect"]) if isinstance(doc.get("expect"), dict) else type(doc.get("expect")).__name__
-        return f"expect keys {got} differ from the questions {list(questions)}"
-    if path == ("id",):
-        return "id must be a non-empty string"
-    return schema.describe(error)
-
-
-def _case_fix(error: Any, fields: tuple[str, ...], questions: dict[str, Question]) -> str:
-    path = tuple(error.absolute_path)
-    if path[:1] == ("state",):
-        return "give the state exactly the keys listed in pack.yaml state.fields"
-    if path[:1] == ("expect",):
-        return "give one declared label per question (noul: true/false)"
-    return 'each line is {"id": ..., "state": {...}, "expect": {...}}'

@@ -66,7 +66,38 @@ class Case:
     id: str
     state: Mapping[str, Any]
     expect: Mapping[str, Any]  # question id -> gold label, in the order of the JSON line
-    line: int  # 1-based line in cases.jsonl
+    line: int  # 1-based line in its case file
+    locale: str | None = None  # BCP 47 (spec 1)
+    tags: tuple[str, ...] = ()  # kebab-case words (spec 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """A case file: a frozen split pack.yaml declares (sha256 and line count), or the one
+    implicit split of a pack without splits (name "", file cases.jsonl, nothing declared)."""
+
+    name: str
+    file: Path
+    cases: tuple[Case, ...]
+    declared_sha256: str | None
+    declared_lines: int | None
+    sha256: str  # of the file's bytes as read
+    lines: int
+
+    @property
+    def shown(self) -> str:
+        return self.name or self.file.name
+
+    def frozen_problem(self) -> str | None:
+        """Why this split is not the file that was frozen (None when it is, or nothing is declared)."""
+        if self.declared_sha256 is None:
+            return None
+        if self.sha256 == self.declared_sha256 and self.lines == self.declared_lines:
+            return None
+        return (f"{self.file}: frozen split '{self.name}' changed: Expected sha256 {self.declared_sha256} "
+                f"({self.declared_lines} lines), Got {self.sha256} ({self.lines} lines); a frozen split is "
+                "never edited: publish a new pack version with a new split file (and its sha256 and line "
+                "count in pack.yaml)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +134,9 @@ class Pack:
     gates: Gates
     cases: tuple[Case, ...]
     warnings: tuple[str, ...] = ()
+    spec: int = 0
+    splits: Mapping[str, Split] = field(default_factory=frozen_map)  # "" alone: no declared splits
+    rubric_pin: str | None = None  # pack.yaml `rubric:`, the expected rubric fingerprint
     case_ids: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -127,3 +161,11 @@ class Pack:
 
     def questions_as_sent(self) -> dict[str, dict[str, Any]]:
         return {qid: q.as_sent() for qid, q in self.questions.items()}
+
+    @property
+    def declares_splits(self) -> bool:
+        return "" not in self.splits
+
+    @property
+    def locales(self) -> tuple[str, ...]:
+        return tuple(sorted({case.locale for case in self.cases if case.locale}))

@@ -35,6 +35,7 @@ from ..backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request,
 from ..contract import AnswerSpec, answers_problems
 from ..errors import OptionError, RecordingError
 from ..packs.model import Case, Pack
+from ..protocol.rubric import question_fingerprints, rubric_fingerprint
 from .journal import Journal, atomic_write, journal_path, peek_journal, read_recording, scrub, write_lines
 
 MODES = ("once", "new_episodes", "all", "none")
@@ -236,6 +237,7 @@ class _Run:
         self.results: dict[str, dict[str, Any]] = {}
         self.encoded: dict[str, bytes] = {}  # the journal's bytes of each result line, reused for the final file
         self.specs: dict[int, dict[str, AnswerSpec]] = {}
+        self.rubrics: dict[int, tuple[str, dict[str, str]]] = {}
 
     async def run(self, todo: list[tuple[Request, str]]) -> None:
         tasks = [asyncio.ensure_future(self._case(req, fp)) for req, fp in todo]
@@ -330,13 +332,26 @@ class _Run:
             "record_version": RECORD_VERSION, "backend": self.backend.name, "mode": self.backend.mode}
         if self.base_url:
             line["base_url"] = self.base_url
-        line.update(requested_model=req.model, request_fingerprint=fp, attempts=attempts,
+        rubric, per_question = self._rubric(req)
+        line.update(requested_model=req.model, request_fingerprint=fp, rubric_fingerprint=rubric,
+                    question_fingerprints=per_question)
+        if req.option_order is not None:
+            line["option_order"] = req.option_order
+        line.update(attempts=attempts,
                     retry_reasons=reasons, http_status=answer.http_status, request_id=answer.request_id,
                     started_at=started, finished_at=_now(),
                     error_detail=_detail(answer, *failure) if failure else None, plugin_version=self.version)
         for key, value in (answer.extra or {}).items():
             line.setdefault(key, value)
         return line
+
+    def _rubric(self, req: Request) -> tuple[str, dict[str, str]]:
+        """The rubric and question fingerprints of a request's questions (once per questions object)."""
+        found = self.rubrics.get(id(req.questions))
+        if found is None:
+            found = self.rubrics[id(req.questions)] = (rubric_fingerprint(req.questions),
+                                                       question_fingerprints(req.questions))
+        return found
 
     def _report(self, line: Mapping[str, Any]) -> None:
         self.done += 1

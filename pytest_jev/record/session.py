@@ -99,7 +99,7 @@ def _dry_run(tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> N
 
     spec = options.backend
     assert spec is not None
-    model = options.model if kind_of(spec) == "jev" else None
+    model = _requested_model(spec, options.model)
     first = _start_path(options, spec, _folder_id(spec, options.model), pack, model or pack.record_model)
     calls = tokens_in = tokens_out = 0
     for k in range(1, options.repeat + 1):
@@ -117,6 +117,19 @@ def _dry_run(tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> N
              f"{cost} with --jev-backend={spec} (nothing sent)")
 
 
+def _requested_model(spec: str, model: str | None) -> str | None:
+    """The model the requests name, when it is not the pack's own `tested` version: --jev-model for
+    jev; for OpenRouter always its own model id (lines of two OpenRouter models must differ)."""
+    from ..backends.registry import kind_of, model_of
+
+    kind = kind_of(spec)
+    if kind == "jev":
+        return model
+    if kind == "openrouter":
+        return model or model_of(spec)
+    return None
+
+
 def _folder_id(spec: str, model: str | None) -> str | None:
     """The results folder a backend spec writes to before it knows the model served, when that
     can be told without building the backend (which may need a key); None when it cannot."""
@@ -125,6 +138,10 @@ def _folder_id(spec: str, model: str | None) -> str | None:
     kind = kind_of(spec)
     if kind == "jev":
         return layout.safe_name(model or "jev-latest")
+    if kind == "openrouter":
+        from ..backends.openrouter import folder_name
+
+        return folder_name(model or model_of(spec) or "")
     if kind == "openai":
         return f"{layout.safe_name((model_of(spec) or '').lower(), 'model')}-openai"
     if kind == "anthropic":
@@ -142,7 +159,10 @@ def _record(config: pytest.Config, tr: Any, options: Options, pack: Any, cases: 
     quiet = config.get_verbosity() < 0
     backend = make_backend(spec, base_url=options.base_url, model=options.model, pack=pack)
     folder_id = layout.safe_name(backend.backend_id(None))
-    model = options.model if backend.name == "jev" else None  # other backends name their model in the spec
+    # jev asks for --jev-model (else the pack's tested version); OpenRouter for its own model id;
+    # other backends name their model in the spec
+    model = options.model if backend.name == "jev" else getattr(backend, "model", None) \
+        if backend.name == "openrouter" else None
     first = _start_path(options, spec, folder_id, pack, model or pack.record_model, backend)
     first.parent.mkdir(parents=True, exist_ok=True)
     repeat = options.repeat

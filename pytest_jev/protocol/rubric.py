@@ -1,0 +1,129 @@
+"""Rubric fingerprints: the questions exactly as a backend receives them, hashed.
+
+`Question.as_sent()` is the one function that builds a question's wire form (type,
+instructions, options or levels with their descriptions); canonical JSON of it (sorted keys,
+no spaces) hashed with sha256 is the question's fingerprint, and of all of a pack's questions
+the rubric fingerprint. Option order is not part of it (canonical JSON sorts keys): shuffled
+options ask the same rubric. Every new recording line carries both, so replay can refuse a
+recording made for other wording (rubric drift) and name each question that changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..backends.base import Request, fingerprints
+from ..packs.model import Case, Pack
+from ..recording_file import Recording
+
+FIX = "re-record with --jev-record=all, or restore the wording the recording was made with"
+
+
+def _sha(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def question_fingerprints(questions: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """sha256 of each question as sent, by question id."""
+    return {qid: _sha(question) for qid, question in questions.items()}
+
+
+def rubric_fingerprint(questions: Mapping[str, Mapping[str, Any]]) -> str:
+    """sha256 of all questions as sent (question id -> wire form)."""
+    return _sha(dict(questions))
+
+
+@dataclass(frozen=True)
+class RubricCheck:
+    """What replay found comparing a recording's wording with the pack's."""
+
+    outcome: str  # "ok", "drift", or "unchecked" (nothing in the recording to compare with)
+    lines: tuple[str, ...] = ()  # the one-line reasons (drift: per question; unchecked: why)
+    changed: tuple[str, ...] = ()  # question ids whose wording differs
+
+    @property
+    def drift(self) -> bool:
+        return self.outcome == "drift"
+
+
+def check(pack: Pack, cases: Sequence[Case], recording: Recording) -> RubricCheck:
+    """Compare the wording a recording was made with against the pack's, for these cases.
+
+    Lines that carry `rubric_fingerprint` (and `question_fingerprints`) are compared directly,
+    naming each question whose wording changed. Older lines of ours carry only the request
+    fingerprint: it is recomputed from today's questions and the case's state, which tells
+    that something changed but not which question. jevassert's lines carry neither: the check
+    is then not made (an "unchecked" outcome, reported as skipped, never as passed).
+    """
+    sent = pack.questions_as_sent()
+    expected = rubric_fingerprint(sent)
+    per_question = question_fingerprints(sent)
+    changed: dict[str, str] = {}  # qid -> first line that shows it
+    stale: list[str] = []
+    checked = 0
+    for case in cases:
+        line = recording.lines.get(case.id)
+        if line is None:
+            continue
+        where = f"{recording.path}:{recording.line_numbers[case.id]}"
+        recorded = line.get("rubric_fingerprint")
+        if isinstance(recorded, str):
+            checked += 1
+            if recorded != expected:
+                _changed_questions(line.get("question_fingerprints"), per_question, where, changed)
+            continue
+        fingerprint = line.get("request_fingerprint")
+        if isinstance(fingerprint, str) and isinstance(line.get("backend"), str):
+            checked += 1
+            if fingerprint != _request_fingerprint(line, case, sent):
+                stale.append(where)
+    if changed or stale:
+        out = [f"rubric drift: question '{qid}' is worded differently from the recording ({where}); {FIX}"
+               for qid, where in changed.items()]
+        if stale:
+            out.append(f"rubric drift: {len(stale)} line(s) were recorded for another request (first: {stale[0]}): "
+                       f"the questions or the state changed, and these lines carry no question fingerprints "
+                       f"to say which; {FIX}")
+        return RubricCheck("drift", tuple(out), tuple(changed))
+    if not checked:
+        why = (f"{recording.path} carries no rubric or request fingerprint (a jevassert recording, or "
+               "older): the wording it was made with cannot be compared")
+        return RubricCheck("unchecked", (why,))
+    return RubricCheck("ok")
+
+
+def _changed_questions(recorded: Any, expected: Mapping[str, str], where: str, out: dict[str, str]) -> None:
+    if not isinstance(recorded, Mapping):
+        out.setdefault("(all)", where)
+        return
+    for qid in sorted(set(recorded) | set(expected)):
+        if recorded.get(qid) != expected.get(qid):
+            out.setdefault(qid, where)
+
+
+def _request_fingerprint(line: Mapping[str, Any], case: Case, questions: dict[str, dict[str, Any]]) -> str:
+    order = line.get("option_order")
+    if isinstance(order, Mapping):  # a shuffled request: its options went in this order
+        questions = {qid: ({**q, "criteria": {label: q["criteria"][label] for label in order[qid]
+                                              if label in q["criteria"]}}
+                           if qid in order and q["type"] == "choice" else q) for qid, q in questions.items()}
+    requested = line.get("requested_model")
+    request = Request(case.id, dict(case.state), questions, requested if isinstance(requested, str) else "",
+                      option_order=dict(order) if isinstance(order, Mapping) else None)
+    return fingerprints([request], str(line["backend"]))[0]
+
+
+def pin_problem(pack: Pack) -> str | None:
+    """Why pack.yaml's pinned `rubric:` is not the fingerprint of its questions (None: no pin, or it is)."""
+    if pack.rubric_pin is None:
+        return None
+    actual = rubric_fingerprint(pack.questions_as_sent())
+    if actual == pack.rubric_pin:
+        return None
+    return (f"{pack.pack_file}: rubric pinned as {pack.rubric_pin}, but the questions as written give {actual}: "
+            "their wording changed; restore it, or publish a new pack version with the new fingerprint pinned")
