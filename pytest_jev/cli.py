@@ -39,6 +39,17 @@ def _audit_kappa(args: argparse.Namespace) -> int:
     return 0
 
 
+def _merge(args: argparse.Namespace) -> int:
+    from .protocol.merge import merge
+    from .record.journal import atomic_write
+
+    doc = merge([Path(p) for p in args.reports])
+    out = Path(args.out)
+    atomic_write(out, (json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+    print(f"merged {len(args.reports)} reports of {doc['pack']} ({doc['split']}, {doc['mode']}) into {out}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="jev-packs", description="jev-packs registry tools")
     commands = top.add_subparsers(dest="command", required=True)
@@ -55,6 +66,11 @@ def parser() -> argparse.ArgumentParser:
     k.add_argument("labels", help='JSONL: {"id": ..., "labels": {question: label}} per line')
     k.add_argument("--json", action="store_true")
     k.set_defaults(run=_audit_kappa)
+    m = commands.add_parser("merge", help="held-out reports of several backends side by side (same pack, split, "
+                                          "data, rubric, protocol and seed; mock and live never merge)")
+    m.add_argument("reports", nargs="+", help="report.<split>.json files written by --jev-heldout runs")
+    m.add_argument("--out", required=True, help="where to write the comparison (JSON)")
+    m.set_defaults(run=_merge)
     return top
 
 
@@ -65,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args)
     except JevError as exc:
         print(f"jev-packs: {exc.one_line()}", file=sys.stderr)
-        return 2
+        return 1 if exc.refusal else 2
     except BrokenPipeError:  # `jev-packs ... | head`: the reader left, which is fine
         sys.stderr.close()
         return 0

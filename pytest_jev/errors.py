@@ -43,6 +43,8 @@ def node_name_part(text: str) -> str:
 class JevError(Exception):
     """Base of every error caused by user input (packs, recordings, options)."""
 
+    refusal = False  # a rule of the protocol refused the input (exit 1), rather than a usage error (exit 2)
+
     def __init__(self, what: str, *, file: str | Path | None = None, line: int | None = None,
                  fix: str | None = None) -> None:
         self.what = what

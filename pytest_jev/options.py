@@ -76,6 +76,12 @@ FLAGS = (
          metavar="N"),
     Flag("jev-split", "run only this split of packs that declare splits (e.g. tune, heldout)", None,
          metavar="NAME"),
+    Flag("jev-tune", "protocol: on the tune split, fit thresholds per question and locale and freeze them in "
+         "<pack>.thresholds.json beside the recording", False, "bool", ini=False),
+    Flag("jev-heldout", "protocol: on the held-out split, check the frozen thresholds and report the selective "
+         "metrics at them", False, "bool", ini=False),
+    Flag("jev-min-covered", "protocol: fewest decided samples a tuned threshold needs (default 10)", 10, "int",
+         metavar="N"),
 )
 
 
@@ -107,6 +113,8 @@ class Options:
     shuffle_seed: int | None = None
     repeat: int = 1
     split: str | None = None
+    protocol: str | None = None  # "tune" or "heldout": a protocol run (--jev-tune, --jev-heldout)
+    min_covered: int = 10
 
 
 def addoption(parser: pytest.Parser) -> None:
@@ -169,6 +177,7 @@ def parse(config: pytest.Config) -> Options:
                           "calls a backend", fix="drop one of the two flags")
     if record_mode == "none":
         record_mode = None
+    protocol, split = _protocol(bool(get("jev-tune")), bool(get("jev-heldout")), (get("jev-split") or "").strip())
     repeat = num("jev-repeat", int, lambda n: n >= 1, "a whole number >= 1")
     if repeat > 1 and record_mode is None and not get("jev-dry-run"):
         raise OptionError(f"--jev-repeat={repeat} repeats a recording, but nothing is recorded",
@@ -199,5 +208,19 @@ def parse(config: pytest.Config) -> Options:
         dry_run=bool(get("jev-dry-run")),
         shuffle_seed=num("jev-shuffle-options", int, lambda n: n >= 0, "a seed >= 0"),
         repeat=repeat,
-        split=(get("jev-split") or "").strip() or None,
+        split=split,
+        protocol=protocol,
+        min_covered=num("jev-min-covered", int, lambda n: n >= 1, "a whole number >= 1"),
     )
+
+
+def _protocol(tune: bool, heldout: bool, split: str) -> tuple[str | None, str | None]:
+    """(protocol role, split): --jev-tune runs the tune split, --jev-heldout the held-out one."""
+    if tune and heldout:
+        raise OptionError("--jev-tune and --jev-heldout are two runs: tune first, then held-out",
+                          fix="run pytest once with --jev-tune, then once with --jev-heldout")
+    role = "tune" if tune else "heldout" if heldout else None
+    if role is not None and split and split != role:
+        raise OptionError(f"--jev-{role} runs the {role} split, but --jev-split names '{split}'",
+                          fix=f"drop --jev-split, or pass --jev-split {role}")
+    return role, (role or split or None)

@@ -126,6 +126,17 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     return None
 
 
+def write_protocol_files(runs: list[Any]) -> list[Path]:
+    """Thresholds, reports and per-sample results of the protocol runs (controller only, once)."""
+    written: list[Path] = []
+    for run in runs:
+        if run.protocol is not None:
+            from .protocol.outputs import write  # imports the recorder's journal: only for a protocol run
+
+            written.extend(write(run.protocol, run.pack, run.split))
+    return written
+
+
 class JevReporter:
     """Controller-side: prints the summary (with the mismatches reports carry), writes --jev-json."""
 
@@ -133,6 +144,7 @@ class JevReporter:
         self.config = config
         self.options = config.stash[OPTIONS_KEY]
         self.json_written: Path | None = None
+        self.protocol_files: list[Path] = []
 
     @staticmethod
     def mismatches(stats: dict[str, list[Any]]) -> tuple[list[tuple[str, dict[str, Any]]], set[str]]:
@@ -162,6 +174,7 @@ class JevReporter:
         if store.failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a pack without numbers is not a pass
         stability = [s.as_dict() for s in self.config.stash.get(STABILITY_KEY, [])]
+        self.protocol_files = write_protocol_files(runs)
         if path is not None and (runs or stability):
             from .report.json import write_runs
 
@@ -176,6 +189,8 @@ class JevReporter:
                       self.config.get_verbosity())
         for failure in store.failures:
             terminalreporter.write_line(f"jev: {failure}", red=True)
+        for path in self.protocol_files:
+            terminalreporter.write_line(f"jev: protocol file written: {path}")
         if self.json_written is not None and self.config.get_verbosity() >= -1:
             terminalreporter.write_line(f"jev: metrics of {len(store.results())} run(s) written to "
                                         f"{self.json_written}")

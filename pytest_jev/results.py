@@ -171,6 +171,7 @@ class RunResult:
     gates_skipped: bool = False
     rubric: str = ""  # the pack's rubric fingerprint (sha256 of its questions as sent)
     rubric_status: str = "unchecked"  # ok | drift | unchecked: the recording's wording against it
+    protocol: dict[str, Any] | None = None  # a tune or held-out run: report, thresholds, per-sample results
 
     @property
     def key(self) -> RunKey:
@@ -210,6 +211,7 @@ class RunResult:
             "unknown_case_ids": list(self.unknown_case_ids), "mode": self.mode,
             "mismatches": [m.to_json() for m in self.mismatches],
             "rubric": self.rubric, "rubric_status": self.rubric_status,
+            **({"protocol": self.protocol} if self.protocol is not None else {}),
         }
 
     @classmethod
@@ -239,4 +241,5 @@ class RunResult:
             mismatches=tuple(Mismatch(**m) for m in doc["mismatches"]),
             gates=tuple(GateResult.from_json(g) for g in doc["gates"]), gates_skipped=doc["gates_skipped"],
             rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
+            protocol=doc.get("protocol"),
         )

@@ -81,3 +81,64 @@ def set_message(folder: Path, cid: str, message: str) -> None:
             case["state"]["message"] = message
         out.append(json.dumps(case))
     path.write_text("\n".join(out) + "\n", encoding="utf-8")
+
+
+SPLIT_PACK = """\
+spec: 1
+id: {pack_id}
+version: 0.1.0
+license: CC0-1.0
+tested: null
+description: A tiny bilingual split pack for protocol tests; not a benchmark.
+state:
+  description: One support message and its reference.
+  fields: [ref, message]
+questions:
+  queue:
+    type: choice
+    instructions: {queue_instructions}
+    options:
+      billing: Charges, refunds, invoices and payment problems.
+      technical: Bugs, crashes, error messages and features that do not work.
+      unknown: None of the above, or not enough information to tell.
+  refund:
+    type: noul
+    instructions: Does `message` ask for money back?
+splits:
+{splits}
+thresholds:
+  refund: {{true: 0.8, false: 0.8}}
+"""
+
+
+def write_split_pack(root: Path, per_locale: int = 12, *, pack_id: str = "split-pack",
+                     queue_instructions: str = "Which team should handle `message`?",
+                     splits: tuple[str, ...] = ("tune", "heldout")) -> Path:
+    """A spec-1 pack: each split holds `per_locale` cases in each of two locales (vi, en), tagged."""
+    import hashlib
+
+    folder = root / pack_id
+    folder.mkdir(parents=True, exist_ok=True)
+    declared = []
+    n = 0
+    for split in splits:
+        lines = []
+        for locale in ("vi", "en"):
+            for i in range(per_locale):
+                n += 1
+                message, queue, refund, _urgency = MESSAGES[(n - 1) % len(MESSAGES)]
+                cid = f"s-{locale}-{n:03d}"
+                tags = ["refund-ask"] if refund else ["plain"]
+                lines.append(json.dumps({"id": cid, "state": {"ref": cid, "message": f"[{locale} {n}] {message}"},
+                                         "expect": {"queue": queue, "refund": refund}, "locale": locale,
+                                         "tags": tags}, ensure_ascii=False))
+        data = ("\n".join(lines) + "\n").encode("utf-8")
+        (folder / f"{split}.jsonl").write_bytes(data)
+        declared.append(f"  {split}: {{file: {split}.jsonl, sha256: {hashlib.sha256(data).hexdigest()}, "
+                        f"lines: {len(lines)}}}")
+    (folder / "pack.yaml").write_text(SPLIT_PACK.format(pack_id=pack_id, queue_instructions=queue_instructions,
+                                                        splits="\n".join(declared)), encoding="utf-8")
+    (folder / "README.md").write_text("Test pack.\n", encoding="utf-8")
+    (folder / "CHANGELOG.md").write_text("0.1.0: first.\n", encoding="utf-8")
+    (folder / "gates.yaml").write_text("min_accuracy: 0.05\n", encoding="utf-8")
+    return folder

@@ -101,7 +101,8 @@ class RunItem(JevItem):
 class CheckItem(RunItem):
     """check[spec]: the pack follows SPEC.md (and its pinned rubric). check[split]: a frozen
     split is the file that was frozen. check[recording]: the recording belongs to the pack.
-    check[rubric]: the recording was made for the wording the pack has today."""
+    check[rubric]: the recording was made for the wording the pack has today. check[protocol]
+    (--jev-tune, --jev-heldout): the protocol's rules hold for this run."""
 
     run: PackRun | None  # type: ignore[assignment]  # check[spec] of a split pack reads no run
 
@@ -127,6 +128,11 @@ class CheckItem(RunItem):
                 pytest.skip(f"{NO_RECORDING}: see {self.nodeid.rsplit('::', 1)[0]}::check[recording]")
             raise JevFailure([run.problem.one_line()])
         assert run.prepared is not None
+        if self.check == "protocol":
+            setup = run.prepared.settings.protocol
+            if setup is not None and setup.problems:
+                raise JevFailure(list(setup.problems))
+            return None
         if self.check == "rubric":
             rubric = run.prepared.rubric
             if rubric.drift:

@@ -100,6 +100,8 @@ def split_items(parent: pytest.Collector, run: PackRun) -> Iterator[pytest.Item]
     common = {"pack": pack, "run": run, "bulk": bulk}
     yield CheckItem.make(parent, "check[recording]", check="recording", **common)
     yield CheckItem.make(parent, "check[rubric]", check="rubric", **common)
+    if run.protocol_role is not None:
+        yield CheckItem.make(parent, "check[protocol]", check="protocol", **common)
     if bulk:
         yield BulkItem.make(parent, "cases[bulk]", **common)
     else:

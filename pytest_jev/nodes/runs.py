@@ -4,6 +4,7 @@ background thread) and the store of every run the summary and --jev-json report.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -13,8 +14,9 @@ from ..options import Options
 from ..results import RunKey, RunResult
 
 if TYPE_CHECKING:
-    from ..evaluate import PackResult, Prepared
+    from ..evaluate import PackResult, Prepared, ProtocolSetup
     from ..packs.model import Pack, Split
+    from ..recording_file import Recording
 
 
 class PackRun:
@@ -79,7 +81,7 @@ class PackRun:
             price_out = options.price_output
         settings = Settings(bootstrap=options.bootstrap, seed=options.seed, price_input=price_in,
                             price_output=price_out, target_precision=options.target_precision,
-                            no_gates=options.no_gates)
+                            no_gates=options.no_gates, protocol=self._protocol(path, recording))
         backend = options.backend
         models = recording.models()
         if backend is None and options.recording is None and len(models) == 1:
@@ -89,6 +91,45 @@ class PackRun:
                                 cases=self.cases)
         if self.prepared.rubric.drift:
             self.refusal = ("check[rubric]", "the recording was made for other wording (rubric drift)")
+
+    @property
+    def protocol_role(self) -> str | None:
+        """tune or heldout when this run is a protocol run (--jev-tune / --jev-heldout on that split)."""
+        from ..protocol.thresholds import role_of
+
+        role = role_of(self.split)
+        return role if role is not None and role == self.options.protocol else None
+
+    def _protocol(self, path: Path, recording: Recording) -> ProtocolSetup | None:
+        """The setup of a protocol run, with the problems that refuse it: tuning after a held-out
+        report, or frozen thresholds that do not belong to this held-out run."""
+        role = self.protocol_role
+        if role is None:
+            return None
+        from ..evaluate import ProtocolSetup
+        from ..protocol import PROTOCOL_VERSION
+        from ..protocol.rubric import rubric_fingerprint
+        from ..protocol.thresholds import TUNE, read_thresholds, retune_problem, thresholds_path, validation_problems
+
+        folder, pack, options = path.parent, self.pack, self.options
+        target = options.target_precision if options.target_precision is not None else 0.9
+        if role == TUNE:
+            problem = retune_problem(folder, pack.id)
+            return ProtocolSetup(role, folder, target, options.min_covered, None, (problem,) if problem else ())
+        if TUNE not in pack.splits:  # an evaluation split whose thresholds belong to the pack
+            return ProtocolSetup(role, folder, target, options.min_covered)
+        where = thresholds_path(folder, pack.id)
+        try:
+            frozen = read_thresholds(where)
+        except JevError as exc:
+            return ProtocolSetup(role, folder, target, options.min_covered, None, (exc.one_line(),))
+        expected = {"pack": pack.id, "pack_version": pack.version, "mode": min(recording.modes(), default="live"),
+                    "backend": folder.name, "served_models": sorted(recording.models()),
+                    "dataset_sha256": pack.splits[TUNE].declared_sha256,
+                    "rubric": rubric_fingerprint(pack.questions_as_sent()), "protocol_version": PROTOCOL_VERSION,
+                    "seed": options.seed}
+        problems = tuple(validation_problems(frozen, expected, where))
+        return ProtocolSetup(role, folder, target, options.min_covered, frozen, problems)
 
     def start(self, store: RunStore, *, apart: bool) -> None:
         """Start the metrics (once) and hand the run to the process-wide store (never for a
