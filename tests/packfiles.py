@@ -124,7 +124,7 @@ def write_split_pack(root: Path, per_locale: int = 12, *, pack_id: str = "split-
     for split in splits:
         lines = []
         for locale in ("vi", "en"):
-            for i in range(per_locale):
+            for _ in range(per_locale):
                 n += 1
                 message, queue, refund, _urgency = MESSAGES[(n - 1) % len(MESSAGES)]
                 cid = f"s-{locale}-{n:03d}"
