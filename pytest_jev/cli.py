@@ -50,6 +50,17 @@ def _merge(args: argparse.Namespace) -> int:
     return 0
 
 
+def _build(args: argparse.Namespace) -> int:
+    from .registry.datasets import build
+
+    built = build(args.name, Path(args.source), Path(args.out), seed=args.seed, size=args.size, force=args.force)
+    counts = (", ".join(f"{label} {n}" for label, n in built.sampled.items()) if len(built.sampled) <= 4
+              else f"{sum(1 for n in built.sampled.values() if n)} labels")
+    print(f"{sum(built.sampled.values())} cases of {args.name} (seed {args.seed}; {counts}; "
+          f"{built.found.duplicates} duplicates skipped) written to {built.out}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="jev-packs", description="jev-packs registry tools")
     commands = top.add_subparsers(dest="command", required=True)
@@ -71,6 +82,14 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("reports", nargs="+", help="report.<split>.json files written by --jev-heldout runs")
     m.add_argument("--out", required=True, help="where to write the comparison (JSON)")
     m.set_defaults(run=_merge)
+    b = commands.add_parser("build", help="build a dataset-derived pack from its upstream file (never committed)")
+    b.add_argument("name", choices=["sms-spam", "boolq-yes-no", "banking-intent"])
+    b.add_argument("--source", required=True, help="the upstream file as published (see the pack's README)")
+    b.add_argument("--out", required=True, help="the pack folder to write, named like the pack")
+    b.add_argument("--seed", type=int, default=42)
+    b.add_argument("--size", type=int, default=150, help="number of cases (stratified by label)")
+    b.add_argument("--force", action="store_true", help="replace an existing pack folder")
+    b.set_defaults(run=_build)
     return top
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from packfiles import write_split_pack
+from packfiles import write_pack, write_split_pack
 
 from pytest_jev.protocol import selective, stats
 from pytest_jev.protocol.samples import Answered, Sample
@@ -42,6 +42,25 @@ def test_split_node_ids_show_the_split(pytester: pytest.Pytester, split_pack: Pa
     assert "::tune::" not in only and "::heldout::case[s-en-" in only
     missing = pytester.runpytest("packs", "--jev-split", "dev", *MOCK)
     missing.stdout.fnmatch_lines(["*pack split-pack has no split 'dev' (it has: tune, heldout)*"])
+
+
+def test_a_protocol_run_over_a_mixed_folder_skips_the_packs_it_does_not_apply_to(pytester: pytest.Pytester,
+                                                                               split_pack: Path) -> None:
+    write_pack(pytester.path / "packs")  # no splits
+    write_split_pack(pytester.path / "packs", 6, pack_id="drift-like", splits=("heldout",))
+    assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
+    tuned = pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", "-rs", *MOCK)
+    assert tuned.ret == 0, out(tuned)
+    tuned.stdout.fnmatch_lines_random([
+        "SKIPPED * --jev-tune: tiny-pack declares no splits, so it has no tune split to run",
+        "SKIPPED * --jev-tune: drift-like has no tune split: its held-out threshold belongs to the pack "
+        "(pack.yaml thresholds); run it with --jev-heldout"])
+    assert "::case[" not in "".join(line for line in tuned.stdout.lines if "tiny-pack" in line)
+    held = pytester.runpytest("packs", "--jev-heldout", "-rs", *MOCK)
+    assert held.ret == 0, out(held)
+    assert (pytester.path / "results/mock-0/drift-like.report.heldout.json").is_file()
+    held.stdout.fnmatch_lines(["SKIPPED * --jev-heldout: tiny-pack declares no splits, so it has no heldout "
+                               "split to run"])
 
 
 def test_a_changed_frozen_split_is_refused_before_anything_is_graded(pytester: pytest.Pytester,
@@ -264,8 +283,8 @@ def test_equal_width_ece_by_hand() -> None:
 
 def test_brier_by_hand() -> None:
     noul = [{"true": 0.8, "false": 0.2}, {"true": 0.3, "false": 0.7}]
-    # (0.8-1)^2 + (0.2-0)^2 = 0.08; (0.3-0)^2 + (0.7-1)^2 = 0.18
-    assert stats.brier(noul, ["true", "false"]) == pytest.approx((0.08 + 0.18) / 2)
+    # binary, on P(true): (0.8-1)^2 = 0.04; (0.3-0)^2 = 0.09 (the summary's and jevassert's Brier)
+    assert stats.brier(noul, ["true", "false"]) == pytest.approx((0.04 + 0.09) / 2)
     choice = [{"a": 0.5, "b": 0.3, "c": 0.2}]
     assert stats.brier(choice, ["b"]) == pytest.approx(0.25 + 0.49 + 0.04)
     assert stats.brier([{"a": 1.0}], ["b"]) == pytest.approx(2.0)  # no probability for gold: a full miss

@@ -69,6 +69,21 @@ class ProblemItem(JevItem):
         return self.path, 0, self.name
 
 
+class OutsideItem(JevItem):
+    """A pack a protocol run does not apply to (no split of that role): skipped with the reason,
+    so `pytest packs/ --jev-tune` over a mixed folder says what it left alone."""
+
+    def __init__(self, *, reason: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.reason = reason
+
+    def runtest(self) -> None:
+        pytest.skip(self.reason)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, 0, self.name
+
+
 class RunItem(JevItem):
     """An item that reads its pack's run."""
 

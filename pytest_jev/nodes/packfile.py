@@ -16,7 +16,7 @@ from ..files import exists, is_regular
 from ..options import Options
 from ..packs.model import Pack
 from .gcpolicy import FREEZE_MIN_CASES, freeze_if_large
-from .items import BulkItem, CaseItem, CheckItem, GateItem, PackWarning, ProblemItem
+from .items import BulkItem, CaseItem, CheckItem, GateItem, OutsideItem, PackWarning, ProblemItem
 from .runs import OPTIONS_KEY, PackRun
 
 PACK_FILE = "pack.yaml"
@@ -55,6 +55,11 @@ class PackFile(pytest.File):
             self.warn(PackWarning(text))
         # bulk too: the pack's objects would be walked by every full collection otherwise
         freeze_if_large(self.config, len(pack.cases))
+        role = options.protocol
+        if role is not None and role not in pack.splits:  # `pytest packs/ --jev-tune` over a mixed folder
+            yield CheckItem.make(self, "check[spec]", check="spec", pack=pack, run=None)
+            yield OutsideItem.make(self, "check[protocol]", reason=_outside(pack, role))
+            return
         if not pack.declares_splits:
             split = pack.splits[""]
             run = PackRun(pack, split, options)
@@ -71,6 +76,16 @@ class PackFile(pytest.File):
         for name in pack.splits:
             if wanted is None or name == wanted:
                 yield SplitNode.from_parent(self, name=name, pack=pack, split_name=name)
+
+
+def _outside(pack: Pack, role: str) -> str:
+    """Why a protocol run (--jev-tune, --jev-heldout) leaves this pack alone."""
+    if not pack.declares_splits:
+        return f"--jev-{role}: {pack.id} declares no splits, so it has no {role} split to run"
+    if role == "tune" and "heldout" in pack.splits:
+        return (f"--jev-tune: {pack.id} has no tune split: its held-out threshold belongs to the pack "
+                "(pack.yaml thresholds); run it with --jev-heldout")
+    return f"--jev-{role}: {pack.id} has no {role} split (it has: {', '.join(pack.splits)})"
 
 
 class SplitNode(pytest.Collector):

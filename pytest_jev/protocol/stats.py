@@ -57,13 +57,17 @@ def ece_equal_width(confidence: Sequence[float], correct: Sequence[bool], bins: 
 
 
 def brier(probabilities: Sequence[Mapping[str, float]], gold: Sequence[str]) -> float | None:
-    """Mean multi-class Brier score: for each sample, the sum over its labels of
-    (p - [label == gold])^2 (a yes/no sample has labels "true" and "false"). None without samples."""
+    """Mean Brier score. A yes/no sample (labels "true" and "false") scores (P(true) - y)^2, the
+    binary Brier the summary and jevassert print; a choice or score sample scores the sum over its
+    labels of (p - [label == gold])^2, the multi-class Brier (0 to 2). None without samples."""
     n = len(probabilities)
     if n == 0:
         return None
     total = 0.0
     for probs, label in zip(probabilities, gold):
+        if set(probs) == {"true", "false"}:
+            total += (probs["true"] - (1.0 if label == "true" else 0.0)) ** 2
+            continue
         total += sum((p - (1.0 if key == label else 0.0)) ** 2 for key, p in probs.items())
         if label not in probs:
             total += 1.0  # the gold label got no probability at all
