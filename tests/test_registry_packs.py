@@ -86,6 +86,8 @@ def test_committed_gates_are_not_looser_than_the_sparrow_evidence(pack: Pack, tm
 
 @pytest.mark.parametrize("name", ["sms-spam", "boolq-yes-no"])
 def test_derivation_reproduces_the_seed_registrys_gates(name: str) -> None:
+    if not COMPAT.is_dir():
+        pytest.skip(f"the compatibility corpus is not at {COMPAT}")
     evidence = json.loads((COMPAT / "results" / "jev-1.13.0" / f"{name}.json").read_text())
     published, _ = read_yaml(COMPAT / "packs" / name / "gates.yaml")
     assert derive(baseline([evidence])) == pytest.approx(published, abs=1e-12)
