@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,9 @@ from .nodes import (
 )
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     opts.addoption(parser)
+    pluginmanager.register(importlib.import_module("pytest_jev.fixture.plugin"), "jev-fixture")
 
 
 @pytest.hookimpl(trylast=True)
