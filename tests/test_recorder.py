@@ -322,3 +322,12 @@ def test_kill_9_and_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert list(recording.lines) == [case_id(i) for i in range(1, 61)]
     assert all(server.per_case[c] == 1 for c in journaled), "a journaled case was asked again"
     assert summary.n_reused >= len(journaled) and not journal.exists()
+
+
+def test_per_questions_cache_never_serves_another_object_with_a_reused_id() -> None:
+    from pytest_jev.record.engine import per_questions
+
+    first, second = {"q": {"type": "noul"}}, {"q": {"type": "choice"}}
+    cache: dict[int, tuple[Any, str]] = {id(second): (first, "made for first")}  # as if `first` died
+    assert per_questions(cache, second, lambda q: f"made for {q['q']['type']}") == "made for choice"
+    assert per_questions(cache, second, lambda q: "recomputed") == "made for choice"  # a real hit

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request, fingerprints, plugin_version
 from ..contract import AnswerSpec, answers_problems
@@ -113,6 +113,20 @@ def _shuffled(question: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return {**question, "criteria": dict(items)}
 
 
+T = TypeVar("T")
+
+
+def per_questions(cache: dict[int, tuple[Any, T]], questions: Any, make: Callable[[Any], T]) -> T:
+    """`make(questions)`, computed once per questions object. The cache holds the object itself
+    beside the value: a dict freed while keyed by its id() could lend that id to another one."""
+    hit = cache.get(id(questions))
+    if hit is not None and hit[0] is questions:
+        return hit[1]
+    value = make(questions)
+    cache[id(questions)] = (questions, value)
+    return value
+
+
 def specs_of(questions: Mapping[str, Mapping[str, Any]]) -> dict[str, AnswerSpec]:
     return {qid: AnswerSpec.of_sent(qid, q) for qid, q in questions.items()}
 
@@ -149,11 +163,9 @@ def plan(pack: Pack, backend_name: str, out_path: Path, *, mode: str = "once", m
     if mode == "none":
         return Plan(requests, fps, {r.case_id: existing[r.case_id] for r in requests if r.case_id in existing},
                     existing, order)
-    specs: dict[int, dict[str, AnswerSpec]] = {}
+    specs: dict[int, tuple[Any, dict[str, AnswerSpec]]] = {}
     for req in requests:
-        spec = specs.get(id(req.questions))
-        if spec is None:
-            spec = specs[id(req.questions)] = specs_of(req.questions)
+        spec = per_questions(specs, req.questions, specs_of)
         fp = fps[req.case_id]
         if usable(journaled.get(req.case_id), fp, spec, strict=True):
             keep[req.case_id] = journaled[req.case_id]
@@ -236,8 +248,10 @@ class _Run:
         self.t0 = time.perf_counter()
         self.results: dict[str, dict[str, Any]] = {}
         self.encoded: dict[str, bytes] = {}  # the journal's bytes of each result line, reused for the final file
-        self.specs: dict[int, dict[str, AnswerSpec]] = {}
-        self.rubrics: dict[int, tuple[str, dict[str, str]]] = {}
+        # per questions object (a pack's requests share one): the object is kept with its value, so
+        # its id cannot be reused by another questions dict while the entry lives
+        self.specs: dict[int, tuple[Any, dict[str, AnswerSpec]]] = {}
+        self.rubrics: dict[int, tuple[Any, tuple[str, dict[str, str]]]] = {}
 
     async def run(self, todo: list[tuple[Request, str]]) -> None:
         tasks = [asyncio.ensure_future(self._case(req, fp)) for req, fp in todo]
@@ -306,9 +320,7 @@ class _Run:
             return str(answer.error), bool(answer.retryable)
         if answer.answers is None:
             return "malformed: no answers", False
-        specs = self.specs.get(id(req.questions))
-        if specs is None:
-            specs = self.specs[id(req.questions)] = specs_of(req.questions)
+        specs = per_questions(self.specs, req.questions, specs_of)
         wrong = answers_problems(specs, answer.answers)
         return (f"misfit: {'; '.join(wrong)}", False) if wrong else (None, False)
 
@@ -347,11 +359,8 @@ class _Run:
 
     def _rubric(self, req: Request) -> tuple[str, dict[str, str]]:
         """The rubric and question fingerprints of a request's questions (once per questions object)."""
-        found = self.rubrics.get(id(req.questions))
-        if found is None:
-            found = self.rubrics[id(req.questions)] = (rubric_fingerprint(req.questions),
-                                                       question_fingerprints(req.questions))
-        return found
+        return per_questions(self.rubrics, req.questions,
+                             lambda q: (rubric_fingerprint(q), question_fingerprints(q)))
 
     def _report(self, line: Mapping[str, Any]) -> None:
         self.done += 1
