@@ -61,6 +61,47 @@ def _build(args: argparse.Namespace) -> int:
     return 0
 
 
+def _harvest(args: argparse.Namespace) -> int:
+    from .registry.harvest import KINDS, run
+
+    done = run(Path(args.pack), results_dir=Path(args.results_dir), out=Path(args.out) if args.out else None,
+               names=args.backend or (), include_mock=args.include_mock, limit=args.limit,
+               kinds=KINDS if args.kind == "both" else (args.kind,))
+    print(done.summary())
+    return 0
+
+
+def _derive_gates(args: argparse.Namespace) -> int:
+    from .packs import load_pack
+    from .record.journal import atomic_write
+    from .registry.gates_files import derived_text, diff, evidence_folder
+
+    pack = load_pack(args.pack)
+    root = Path(args.root)
+    folder = evidence_folder(pack, root / args.results_dir, args.backend)
+    new, old = derived_text(pack, folder, root)
+    changes = diff(old, new, str(pack.gates_file))
+    print(changes or f"{pack.gates_file}: already what the evidence in {folder} gives", end="" if changes else "\n")
+    if changes and args.write:
+        atomic_write(pack.gates_file, new.encode("utf-8"))
+        print(f"written: {pack.gates_file}")
+    elif changes:
+        print("(not written: pass --write)")
+    return 0
+
+
+def _index(args: argparse.Namespace) -> int:
+    from .registry import index
+
+    root = Path(args.root)
+    if args.check:
+        problem = index.stale_problem(root)
+        print(problem or f"{root / index.INDEX}: up to date", file=sys.stderr if problem else sys.stdout)
+        return 1 if problem else 0
+    print(f"written: {index.write(root)}")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="jev-packs", description="jev-packs registry tools")
     commands = top.add_subparsers(dest="command", required=True)
@@ -90,6 +131,30 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--size", type=int, default=150, help="number of cases (stratified by label)")
     b.add_argument("--force", action="store_true", help="replace an existing pack folder")
     b.set_defaults(run=_build)
+    h = commands.add_parser("harvest", help="cases where backends disagree with each other or all with the gold "
+                                            "label, as a review file (Markdown and JSONL) for label fixes")
+    h.add_argument("pack", help="the pack folder")
+    h.add_argument("--results-dir", default="results", help="the folder of backend folders (default: results)")
+    h.add_argument("--backend", action="append", metavar="NAME",
+                   help="a backend folder (or backend kind) to compare; repeat it; default: every folder "
+                        "with a recording of the pack, mock ones left out")
+    h.add_argument("--include-mock", action="store_true", help="compare mock backends too (they answer from the "
+                                                               "gold labels, so they say nothing about them)")
+    h.add_argument("--out", help="output folder (default: <results-dir>/harvest)")
+    h.add_argument("--limit", type=int, help="rows per Markdown table (the JSONL holds every row)")
+    h.add_argument("--kind", choices=["all-wrong", "split", "both"], default="both")
+    h.set_defaults(run=_harvest)
+    g = commands.add_parser("derive-gates", help="derive a pack's gates.yaml from its recorded evidence")
+    g.add_argument("pack")
+    g.add_argument("--backend", help="results folder whose evidence sets the gates (default: the pinned model's)")
+    g.add_argument("--results-dir", default="results", help="relative to --root (default: results)")
+    g.add_argument("--root", default=".", help="the repository root (default: the current folder)")
+    g.add_argument("--write", action="store_true", help="write gates.yaml (default: print the diff only)")
+    g.set_defaults(run=_derive_gates)
+    x = commands.add_parser("index", help="write index.json (the registry's packs) from packs/ and results/")
+    x.add_argument("--root", default=".", help="the repository root (default: the current folder)")
+    x.add_argument("--check", action="store_true", help="exit 1 if index.json is stale; write nothing")
+    x.set_defaults(run=_index)
     return top
 
 

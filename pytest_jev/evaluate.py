@@ -40,6 +40,7 @@ class Settings:
     target_precision: float | None = None
     no_gates: bool = False
     protocol: ProtocolSetup | None = None  # a tune or held-out run of the protocol
+    detail: bool = False  # compute the registry's detail (--jev-write-results)
 
 
 @dataclass(frozen=True)
@@ -198,6 +199,10 @@ def finish(prep: Prepared, *, apart: bool = False) -> PackResult:
         run = replace(run, gates=tuple(evaluate_gates(pack.gates.values, run, pack.gates.lines)))
     if settings.protocol is not None:
         run = replace(run, protocol=protocol_result(prep, settings.protocol, run))
+    if settings.detail:
+        from .registry.detail import run_detail
+
+        run = replace(run, detail=run_detail(pack, prep.cases, items))
     return PackResult(pack, prep.recording_path, graded, run, prep.problems)
 
 

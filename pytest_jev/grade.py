@@ -45,6 +45,7 @@ class Items:
     """Graded items in jevassert order: cases in file order, questions in each line's order."""
 
     question: np.ndarray  # int16 index into `qids`
+    case: np.ndarray  # int32 index of the item's case in the graded cases (per locale, paired tests)
     correct: np.ndarray  # bool
     prob: np.ndarray  # float64 decision probability
     got_true: np.ndarray  # bool: the noul decision (False for other types)
@@ -121,6 +122,7 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
     question = pack.questions
     specs = answer_specs(pack)
     q_list: list[int] = []
+    k_list: list[int] = []
     c_list: list[bool] = []
     p_list: list[float] = []
     got_list: list[bool] = []
@@ -133,7 +135,7 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
     expected_by_q = [0] * len(qids)
     lines = recording.lines
     numbers = recording.line_numbers
-    for case in cases:
+    for k, case in enumerate(cases):
         for qid in case.expect:
             expected_by_q[qindex[qid]] += 1
         rec = lines.get(case.id)
@@ -167,6 +169,7 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
             qi = qindex[qid]
             items_by_q[qi] += 1
             q_list.append(qi)
+            k_list.append(k)
             c_list.append(correct)
             p_list.append(prob)
             is_noul = q.type == "noul"
@@ -180,7 +183,8 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
     known = pack.case_ids
     unknown = tuple(cid for cid in lines if cid not in known)
     items = Items(
-        question=np.asarray(q_list, dtype=np.int16), correct=np.asarray(c_list, dtype=bool),
+        question=np.asarray(q_list, dtype=np.int16), case=np.asarray(k_list, dtype=np.int32),
+        correct=np.asarray(c_list, dtype=bool),
         prob=np.asarray(p_list, dtype=np.float64), got_true=np.asarray(got_list, dtype=bool),
         gold_true=np.asarray(gold_list, dtype=bool), got_label=label_list, qids=qids, case_errors=case_errors,
         missing=missing, missing_by_question={qid: expected_by_q[i] - items_by_q[i] for i, qid in enumerate(qids)},

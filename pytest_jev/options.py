@@ -80,6 +80,8 @@ FLAGS = (
          "<pack>.thresholds.json beside the recording", False, "bool", ini=False),
     Flag("jev-heldout", "protocol: on the held-out split, check the frozen thresholds and report the selective "
          "metrics at them", False, "bool", ini=False),
+    Flag("jev-write-results", "registry: write results/<backend>/<pack>.json and .md (and evidence.md for the "
+         "pinned model) from this run, instead of checking them", False, "bool", ini=False),
     Flag("jev-min-covered", "protocol: fewest decided samples a tuned threshold needs (default 10)", 10, "int",
          metavar="N"),
 )
@@ -115,6 +117,8 @@ class Options:
     split: str | None = None
     protocol: str | None = None  # "tune" or "heldout": a protocol run (--jev-tune, --jev-heldout)
     min_covered: int = 10
+    write_results: bool = False  # --jev-write-results: refresh the registry's results files
+    registry: bool = False  # the rootdir holds index.json: results files are checked (check[results])
 
 
 def addoption(parser: pytest.Parser) -> None:
@@ -211,6 +215,8 @@ def parse(config: pytest.Config) -> Options:
         split=split,
         protocol=protocol,
         min_covered=num("jev-min-covered", int, lambda n: n >= 1, "a whole number >= 1"),
+        write_results=bool(get("jev-write-results")),
+        registry=Path(config.rootpath, "index.json").is_file(),
     )
 
 

@@ -19,6 +19,7 @@ from .nodes import (
     PACK_FILE,
     RUNS_KEY,
     STABILITY_KEY,
+    WRITTEN_KEY,
     BrokenPack,
     JevItem,
     PackFile,
@@ -193,6 +194,11 @@ class JevReporter:
             terminalreporter.write_line(f"jev: {failure}", red=True)
         for path in self.protocol_files:
             terminalreporter.write_line(f"jev: protocol file written: {path}")
+        written = [path for report in terminalreporter.stats.get("passed", ()) if report.when == "call"
+                   for key, paths in report.user_properties if key == WRITTEN_KEY for path in paths]
+        if written and self.config.get_verbosity() >= -1:
+            terminalreporter.write_line(f"jev: {len(written)} registry file(s) written "
+                                        f"({', '.join(sorted({str(Path(p).parent) for p in written}))})")
         if self.json_written is not None and self.config.get_verbosity() >= -1:
             terminalreporter.write_line(f"jev: metrics of {len(store.results())} run(s) written to "
                                         f"{self.json_written}")

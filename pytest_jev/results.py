@@ -172,6 +172,7 @@ class RunResult:
     rubric: str = ""  # the pack's rubric fingerprint (sha256 of its questions as sent)
     rubric_status: str = "unchecked"  # ok | drift | unchecked: the recording's wording against it
     protocol: dict[str, Any] | None = None  # a tune or held-out run: report, thresholds, per-sample results
+    detail: dict[str, Any] | None = None  # for the registry: reliability bins, curve, locales, per-case marks
 
     @property
     def key(self) -> RunKey:
@@ -212,6 +213,7 @@ class RunResult:
             "mismatches": [m.to_json() for m in self.mismatches],
             "rubric": self.rubric, "rubric_status": self.rubric_status,
             **({"protocol": self.protocol} if self.protocol is not None else {}),
+            **({"detail": self.detail} if self.detail is not None else {}),
         }
 
     @classmethod
@@ -241,5 +243,5 @@ class RunResult:
             mismatches=tuple(Mismatch(**m) for m in doc["mismatches"]),
             gates=tuple(GateResult.from_json(g) for g in doc["gates"]), gates_skipped=doc["gates_skipped"],
             rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
-            protocol=doc.get("protocol"),
+            protocol=doc.get("protocol"), detail=doc.get("detail"),
         )

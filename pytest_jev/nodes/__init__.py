@@ -13,11 +13,30 @@ from .items import (
     PackWarning,
 )
 from .packfile import PACK_FILE, BrokenPack, PackFile, broken_pack_problem
+from .registry_items import WRITTEN_KEY, ResultsItem
 from .runs import OPTIONS_KEY, RUNS_KEY, STABILITY_KEY, PackRun, RunStore
 
 __all__ = [
-    "MISMATCH_COUNT_KEY", "MISMATCH_KEY", "NO_RECORDING", "OPTIONS_KEY", "PACK_FILE", "RUNS_KEY", "STABILITY_KEY",
+    "MISMATCH_COUNT_KEY",
+    "MISMATCH_KEY",
+    "NO_RECORDING",
+    "OPTIONS_KEY",
+    "PACK_FILE",
+    "RUNS_KEY",
+    "STABILITY_KEY",
+    "WRITTEN_KEY",
     "BrokenPack",
-    "BulkItem", "CaseItem", "CheckItem", "GateItem", "JevItem", "PackFile", "PackRun", "PackWarning", "RunStore",
-    "broken_pack_problem", "freeze_if_large", "unfreeze",
+    "BulkItem",
+    "CaseItem",
+    "CheckItem",
+    "GateItem",
+    "JevItem",
+    "PackFile",
+    "PackRun",
+    "PackWarning",
+    "ResultsItem",
+    "RunStore",
+    "broken_pack_problem",
+    "freeze_if_large",
+    "unfreeze",
 ]

@@ -17,6 +17,7 @@ from ..options import Options
 from ..packs.model import Pack
 from .gcpolicy import FREEZE_MIN_CASES, freeze_if_large
 from .items import BulkItem, CaseItem, CheckItem, GateItem, OutsideItem, PackWarning, ProblemItem
+from .registry_items import ResultsItem
 from .runs import OPTIONS_KEY, PackRun
 
 PACK_FILE = "pack.yaml"
@@ -129,6 +130,8 @@ def split_items(parent: pytest.Collector, run: PackRun) -> Iterator[pytest.Item]
                 yield make(parent, f"case[{node_name_part(case.id)}]", case=case, **common)
     for gate in pack.gates.names():
         yield GateItem.make(parent, f"gate[{gate}]", gate=gate, **common)
+    if options.write_results or options.registry:
+        yield ResultsItem.make(parent, "check[results]", **common)
 
 
 class BrokenPack(pytest.Directory):

@@ -81,7 +81,8 @@ class PackRun:
             price_out = options.price_output
         settings = Settings(bootstrap=options.bootstrap, seed=options.seed, price_input=price_in,
                             price_output=price_out, target_precision=options.target_precision,
-                            no_gates=options.no_gates, protocol=self._protocol(path, recording))
+                            no_gates=options.no_gates, protocol=self._protocol(path, recording),
+                            detail=options.write_results or options.registry)
         backend = options.backend
         models = recording.models()
         if backend is None and options.recording is None and len(models) == 1:

@@ -104,10 +104,15 @@ def _number(value: float) -> str:
     return text if float(text) == value else repr(value)
 
 
+SOURCE_LINE = "# Derived from the evidence in: "
+
+
 def render(gates: Mapping[str, Any], source: str) -> str:
-    """gates.yaml text: a header naming the evidence and the rule, then one gate per line."""
+    """gates.yaml text: a header naming the evidence folder and the rule, then one gate per line.
+    The folder line is read back by the check that the gates are not looser than the evidence."""
     lines = ["# Quality gates of this pack (gates.yaml, jevassert's format).",
-             f"# Derived from {source} by `jev-packs derive-gates`:",
+             f"{SOURCE_LINE}{source}",
+             "# by `jev-packs derive-gates`, with the rule:",
              f"#   {RULE[0]}", f"#   {RULE[1]}.",
              "# Re-derive after a re-record and review the diff; a failing gate is a regression to",
              "# explain, never a number to lower."]
@@ -126,3 +131,11 @@ def _yaml(value: Any) -> str:
     if isinstance(value, float):
         return _number(value)
     return str(value)
+
+
+def source_of(gates_text: str) -> str | None:
+    """The evidence folder a derived gates.yaml names (relative to the repo), else None."""
+    for line in gates_text.splitlines():
+        if line.startswith(SOURCE_LINE):
+            return line[len(SOURCE_LINE):].strip() or None
+    return None

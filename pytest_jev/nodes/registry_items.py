@@ -1,0 +1,39 @@
+"""check[results]: the registry's files of a run (results/<backend>/<pack>.json and .md, the
+pack's evidence.md) agree with its recording; --jev-write-results writes them instead."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .items import JevFailure, RunItem
+
+WRITTEN_KEY = "jev_written"  # the files a check[results] item wrote, for the controller's summary
+
+
+class ResultsItem(RunItem):
+    def runtest(self) -> None:
+        run = self.ready()
+        result = run.result()
+        options = run.options
+        from ..registry.results_files import sync
+
+        # other backends' files are checked once per pack: with the first split's run
+        first = next(iter(self.pack.splits))
+        written, problems = sync(self.pack, result.run, result.recording_path, options.results_dir, options.rootdir,
+                                 write_files=options.write_results, siblings=run.split == first)
+        if run.split == first and not options.write_results:
+            from ..registry.gates_files import looser_problems
+            from ..registry.index import entry_problem
+
+            problems.extend(looser_problems(self.pack, options.rootdir))
+            if options.registry:
+                problems.extend(p for p in [entry_problem(self.pack, options.rootdir)] if p)
+        if problems:
+            raise JevFailure(problems)
+        for path in written:
+            self.add_report_section("call", "jev", f"written: {path}")
+        self.user_properties.append((WRITTEN_KEY, [str(p) for p in written]))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, 0, self.name
+

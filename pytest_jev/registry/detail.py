@@ -1,0 +1,84 @@
+"""What the registry shows beyond jevassert's numbers, computed once per run from its graded
+items (plain data, so it travels from xdist workers and into results/<backend>/<pack>.json):
+
+- `reliability`: 10 equal-width bins of decision probability, each with its count, mean
+  probability and accuracy (the reliability diagram);
+- `curve`: coverage and precision when accepting items at p >= t, t = 0.50 ... 0.99
+  (the coverage-precision curve);
+- `locales`: accuracy per locale with its Wilson 95% interval, for packs whose cases carry one;
+- `correct`: per case, one character per question in pack order (`1` right, `0` wrong,
+  `-` no usable answer), so two backends can be paired item by item (McNemar) without the
+  recordings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..grade import Items
+from ..packs.model import Case, Pack
+from ..protocol.stats import wilson
+
+BINS = 10
+CURVE = tuple(step / 100 for step in range(50, 100))
+
+
+def reliability(prob: np.ndarray, correct: np.ndarray, bins: int = BINS) -> list[dict[str, Any]]:
+    """Equal-width bins over [0, 1] (p = 1.0 falls in the last); empty bins are left out."""
+    index = np.minimum((prob * bins).astype(np.int64), bins - 1) if prob.size else prob.astype(np.int64)
+    out = []
+    for b in range(bins):
+        mask = index == b
+        n = int(mask.sum())
+        if n:
+            out.append({"lo": b / bins, "hi": (b + 1) / bins, "n": n, "mean_p": float(prob[mask].mean()),
+                        "accuracy": float(correct[mask].mean())})
+    return out
+
+
+def curve(prob: np.ndarray, correct: np.ndarray, thresholds: Sequence[float] = CURVE) -> list[dict[str, Any]]:
+    """Coverage (share of items with p >= t) and precision (accuracy among them) at each t."""
+    n = prob.size
+    out = []
+    for t in thresholds:
+        taken = prob >= t
+        k = int(taken.sum())
+        out.append({"t": t, "coverage": k / n if n else 0.0,
+                    "precision": float(correct[taken].mean()) if k else None})
+    return out
+
+
+def locales(cases: Sequence[Case], items: Items) -> dict[str, dict[str, Any]]:
+    """Accuracy per locale (items of cases without one count as `all`), when any case has one."""
+    if not any(case.locale for case in cases):
+        return {}
+    case_locale = np.asarray([case.locale or "all" for case in cases], dtype=object)
+    item_locale = case_locale[items.case] if items.n else np.asarray([], dtype=object)
+    out = {}
+    for locale in sorted({case.locale or "all" for case in cases}):
+        mask = item_locale == locale
+        n, k = int(mask.sum()), int(items.correct[mask].sum())
+        ci = wilson(k, n)
+        out[locale] = {"n_items": n, "correct": k, "accuracy": k / n if n else None,
+                       "accuracy_ci": list(ci) if ci else None,
+                       "n_cases": sum(1 for case in cases if (case.locale or "all") == locale)}
+    return out
+
+
+def correct_strings(pack: Pack, cases: Sequence[Case], items: Items) -> dict[str, str]:
+    """Case id -> one character per pack question: 1 right, 0 wrong, - no usable answer."""
+    qids = items.qids
+    grid = np.full((len(cases), len(qids)), ord("-"), dtype=np.uint8)
+    if items.n:
+        grid[items.case, items.question] = np.where(items.correct, ord("1"), ord("0"))
+    order = [qids.index(qid) for qid in pack.questions]
+    return {case.id: bytes(grid[k, order]).decode("ascii") for k, case in enumerate(cases)}
+
+
+def run_detail(pack: Pack, cases: Sequence[Case], items: Items) -> dict[str, Any]:
+    return {"reliability": reliability(items.prob, items.correct), "curve": curve(items.prob, items.correct),
+            "locales": locales(cases, items), "questions": list(pack.questions),
+            "correct": correct_strings(pack, cases, items)}

@@ -1,0 +1,115 @@
+"""index.json: the registry's list of packs, derived from the packs and results/ alone.
+
+One entry per pack folder: id, version, path, license, status, evidence, and the backends with
+results for it. `verified` only when evidence.md exists for the pinned (`tested`) model and the
+results of that model are for this pack version; otherwise `provisional`. The file is a pure
+function of the repository, so a check compares it byte for byte with what it should be.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import JevError
+from ..files import exists, is_regular, loads, read_text
+from ..layout import shown
+from ..packs import load_pack
+from ..packs.model import Pack
+from .results_files import results_file
+
+INDEX = "index.json"
+FIX = "regenerate it with `jev-packs refresh` (or `jev-packs index`)"
+
+
+def _results(pack: Pack, folder: Path) -> list[dict[str, Any]]:
+    out = []
+    for split in (list(pack.splits) if pack.declares_splits else [""]):
+        path = results_file(folder, pack.id, split)
+        if is_regular(path):
+            try:
+                doc = loads(read_text(path, JevError))
+            except (JevError, ValueError):
+                continue
+            if isinstance(doc, dict):
+                out.append(doc)
+    return out
+
+
+def entry(pack: Pack, root: Path, results_dir: Path) -> dict[str, Any]:
+    backends = []
+    verified = False
+    for folder in _folders(results_dir):
+        docs = _results(pack, folder)
+        if not docs:
+            continue
+        versions = sorted({str(d.get("pack_version") or d.get("version")) for d in docs})
+        models = sorted({m for d in docs for m in d.get("recorded_models") or []})
+        modes = sorted({str(d.get("mode") or "live") for d in docs})
+        backends.append({"id": folder.name, "models": models, "pack_versions": versions, "mode": modes[-1] if
+                         len(modes) == 1 else "mixed", "current": versions == [pack.version]})
+        if pack.tested is not None and pack.tested in models and versions == [pack.version]:
+            verified = True
+    evidence = pack.path / "evidence.md"
+    verified = verified and is_regular(evidence)
+    return {"id": pack.id, "version": pack.version, "path": shown(pack.path, root), "license": pack.license,
+            "status": "verified" if verified else "provisional",
+            "evidence": shown(evidence, root) if is_regular(evidence) else None,
+            "tested": pack.tested, "spec": pack.spec, "splits": list(pack.splits) if pack.declares_splits else [],
+            "locales": sorted({c.locale for c in pack.cases if c.locale}), "cases": len(pack.cases),
+            "questions": {qid: q.type for qid, q in pack.questions.items()}, "backends": backends}
+
+
+def build(root: Path, packs_dir: Path | None = None, results_dir: Path | None = None) -> dict[str, Any]:
+    packs_dir = packs_dir or root / "packs"
+    results_dir = results_dir or root / "results"
+    packs = [load_pack(p.parent) for p in sorted(packs_dir.glob("*/pack.yaml"))]
+    dates = [str(d["recorded_at"]) for pack in packs for folder in _folders(results_dir)
+             for d in _results(pack, folder) if d.get("recorded_at")]
+    return {"spec": 0, "kind": "jev-packs registry", "updated": max(dates, default=None),
+            "packs": [entry(pack, root, results_dir) for pack in packs]}
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def write(root: Path) -> Path:
+    from ..record.journal import atomic_write
+
+    path = root / INDEX
+    atomic_write(path, dumps(build(root)).encode("utf-8"))
+    return path
+
+
+def stale_problem(root: Path) -> str | None:
+    path = root / INDEX
+    if not exists(path):
+        return f"{INDEX}: missing; {FIX}"
+    if read_text(path, JevError) != dumps(build(root)):
+        return f"{INDEX}: does not match the packs and results/; {FIX}"
+    return None
+
+
+def entry_problem(pack: Pack, root: Path) -> str | None:
+    """Whether index.json's entry for this pack is the one the pack and results/ give."""
+    path = root / INDEX
+    try:
+        doc = loads(read_text(path, JevError))
+    except (JevError, ValueError) as exc:
+        return f"{INDEX}: unreadable ({exc}); {FIX}"
+    entries = [e for e in (doc.get("packs") or []) if isinstance(e, dict) and e.get("id") == pack.id] \
+        if isinstance(doc, dict) else []
+    if not entries:
+        return f"{INDEX}: no entry for pack {pack.id}; {FIX}"
+    want = entry(pack, root, root / "results")
+    wrong = [key for key in want if entries[0].get(key) != want[key]]
+    if wrong:
+        return f"{INDEX}: the entry of {pack.id} is out of date ({', '.join(wrong)}); {FIX}"
+    return None
+
+
+def _folders(results_dir: Path) -> list[Path]:
+    return sorted(p for p in results_dir.iterdir() if p.is_dir()) if results_dir.is_dir() else []
+
