@@ -71,6 +71,18 @@ def _harvest(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scoreboard(args: argparse.Namespace) -> int:
+    from .registry.scoreboard import stale_problem, write_scoreboard
+
+    root = Path(args.root)
+    if args.check:
+        problem = stale_problem(root)
+        print(problem or f"{root / 'docs' / 'index.html'}: up to date", file=sys.stderr if problem else sys.stdout)
+        return 1 if problem else 0
+    print(f"written: {write_scoreboard(root)}")
+    return 0
+
+
 def _derive_gates(args: argparse.Namespace) -> int:
     from .packs import load_pack
     from .record.journal import atomic_write
@@ -100,6 +112,12 @@ def _index(args: argparse.Namespace) -> int:
         return 1 if problem else 0
     print(f"written: {index.write(root)}")
     return 0
+
+
+def _refresh(args: argparse.Namespace) -> int:
+    from .registry.refresh import refresh
+
+    return refresh(Path(args.root), check=args.check)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -155,6 +173,15 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--root", default=".", help="the repository root (default: the current folder)")
     x.add_argument("--check", action="store_true", help="exit 1 if index.json is stale; write nothing")
     x.set_defaults(run=_index)
+    sb = commands.add_parser("scoreboard", help="write docs/index.html (the scoreboard) from packs/ and results/")
+    sb.add_argument("--root", default=".", help="the repository root (default: the current folder)")
+    sb.add_argument("--check", action="store_true", help="exit 1 if docs/index.html is stale; write nothing")
+    sb.set_defaults(run=_scoreboard)
+    r = commands.add_parser("refresh", help="regenerate results files, reports, evidence, index.json and the "
+                            "scoreboard from the committed recordings")
+    r.add_argument("--root", default=".", help="the repository root (default: the current folder)")
+    r.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything is stale")
+    r.set_defaults(run=_refresh)
     return top
 
 

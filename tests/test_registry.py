@@ -182,3 +182,24 @@ def test_index_lists_the_pack_and_a_stale_entry_is_red(pytester: pytest.Pytester
     assert stale.returncode == 1 and "index.json: does not match the packs and results/" in stale.stderr
     check(pytester).stdout.fnmatch_lines(["index.json: the entry of tiny-pack is out of date (version); "
                                           "regenerate it with `jev-packs refresh` (or `jev-packs index`)"])
+
+
+def test_refresh_regenerates_everything_and_check_names_what_is_stale(pytester: pytest.Pytester,
+                                                                      registry: Path) -> None:
+    written = cli(registry, "refresh")
+    assert written.returncode == 0, written.stdout + written.stderr
+    assert "mock-0: written (tiny-pack)" in written.stdout and (registry / "docs/index.html").is_file()
+    before = {p: p.read_bytes() for p in [registry / RESULTS, registry / "index.json", registry / "docs/index.html"]}
+    again = cli(registry, "refresh")
+    assert again.returncode == 0 and {p: p.read_bytes() for p in before} == before  # idempotent, byte for byte
+    assert cli(registry, "refresh", "--check").returncode == 0
+    assert check(pytester).ret == 0
+    doc = json.loads((registry / RESULTS).read_text())
+    doc["ece"] = 0.5
+    (registry / RESULTS).write_text(json.dumps(doc, indent=2) + "\n")
+    stale = cli(registry, "refresh", "--check")
+    assert stale.returncode == 1
+    assert "mock-0: stale:" in stale.stdout and f"{RESULTS}: ece is 0.5 but a replay gives" in stale.stdout
+    assert "docs/index.html: stale" in stale.stdout  # the page no longer is what results/ renders
+    # the pack's own check sees its scoreboard block is stale, without rendering the page
+    check(pytester).stdout.fnmatch_lines(["*docs/index.html*tiny-pack*stale*"])

@@ -27,7 +27,11 @@ class ResultsItem(RunItem):
 
             problems.extend(looser_problems(self.pack, options.rootdir))
             if options.registry:
+                from ..registry.scoreboard import pack_stale_problem
+
                 problems.extend(p for p in [entry_problem(self.pack, options.rootdir)] if p)
+                if (options.rootdir / "docs" / "index.html").is_file():  # a registry may publish no page
+                    problems.extend(p for p in [pack_stale_problem(options.rootdir, self.pack.id)] if p)
         if problems:
             raise JevFailure(problems)
         for path in written:

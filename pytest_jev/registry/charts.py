@@ -65,7 +65,7 @@ def _axes(lo: float, hi: float) -> dict[str, Any]:
 # --- the scoreboard's charts -------------------------------------------------------------------
 
 TICKS = (0.0, 0.25, 0.5, 0.75, 1.0)
-ROW_W, ROW_H = 200, 18  # an accuracy interval row of the scoreboard (one per backend)
+ROW_W, ROW_H = 240, 18  # an accuracy interval row of the scoreboard (one per backend)
 
 
 def _at(value: float, width: float) -> float:
@@ -92,9 +92,9 @@ def interval_axis(width: float = ROW_W) -> dict[str, Any]:
     return {"w": width, "h": 14, "ticks": [{"x": _at(t, width), "label": f"{t:g}"} for t in TICKS]}
 
 
-CW, CH = 380, 230  # cost vs accuracy chart
+CW, CH = 420, 230  # cost vs accuracy chart
 C_LEFT, C_TOP, C_BOTTOM, C_RIGHT = 34, 10, 34, 12  # margins: accuracy labels, top, cost labels, right
-FREE_W = 44  # the band at the left edge where free (zero-cost) backends sit
+FREE_W = 60  # the band at the left edge where free (zero-cost) backends sit
 
 
 def _cy(acc: float) -> float:
@@ -117,7 +117,7 @@ def cost_accuracy(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     axis: it sits in a band at the left edge marked "free", spread out in the given order."""
     positive = [float(p["cost"]) for p in points if p["cost"] is not None and p["cost"] > 0]
     d_lo, d_hi = _decades(positive)
-    x0, x1 = C_LEFT + FREE_W + 10, CW - C_RIGHT
+    x0, x1 = C_LEFT + FREE_W + 26, CW - C_RIGHT - 10
 
     def cx(cost: float) -> float:
         return round(x0 + (math.log10(cost) - d_lo) / (d_hi - d_lo) * (x1 - x0), 2)
