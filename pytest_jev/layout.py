@@ -170,10 +170,12 @@ def _same_model(recorded: str | None, wanted: str) -> bool:
 
 
 def candidate_recordings(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,
-                         results_dir: Path, model: str | None = None) -> list[Path]:
+                         results_dir: Path, model: str | None = None, tested: str | None = None) -> list[Path]:
     """Where a pack's recording is looked for, in order (the first regular file wins):
     --jev-recording; results/<backend>/ when --jev-backend names a folder; the folders of
-    that backend kind or model, newest recording first; else the pack's predictions.jsonl."""
+    that backend kind or model, newest recording first; else the pack's predictions.jsonl,
+    which is also where jevassert keeps the pinned (`tested`) Jev model's recording, so a
+    backend naming that model (`jev`, `jev-1.13.0`, or its results folder) finds it there."""
     if explicit:
         path = Path(explicit)
         return [path / f"{pack_id}{PREDICTIONS_SUFFIX}" if path.is_dir() else path]
@@ -182,14 +184,26 @@ def candidate_recordings(pack_dir: Path, pack_id: str, *, explicit: str | None, 
         family = [folder / f"{pack_id}{PREDICTIONS_SUFFIX}" for folder in backend_folders(results_dir, backend, model)]
         family = [p for p in family if is_regular(p) and p != exact]
         family.sort(key=lambda p: (-p.stat().st_mtime, str(p)))
-        return [exact, *family]
+        pinned = [pack_recording(pack_dir)] if tested and _names_pinned(backend, tested, results_dir) else []
+        return [exact, *family, *pinned]
     return [pack_recording(pack_dir)]
 
 
+def _names_pinned(backend: str, tested: str, results_dir: Path) -> bool:
+    """Whether --jev-backend names the pack's pinned Jev model: the model, the jev kind, or a results
+    folder whose backend.json serves that model."""
+    from .backends.registry import kind_of
+
+    if backend == tested or kind_of(backend) == "jev":
+        return True
+    folder = results_dir / safe_name(backend)
+    return folder.is_dir() and folder_identity(folder)[1] == tested
+
+
 def find_recording(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,
-                   results_dir: Path, model: str | None = None) -> Path:
+                   results_dir: Path, model: str | None = None, tested: str | None = None) -> Path:
     tried = candidate_recordings(pack_dir, pack_id, explicit=explicit, backend=backend,
-                                 results_dir=results_dir, model=model)
+                                 results_dir=results_dir, model=model, tested=tested)
     for path in tried:
         if exists(path):  # a folder or FIFO in its place is reported by the reader, not skipped
             return path

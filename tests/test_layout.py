@@ -13,7 +13,8 @@ import pytest
 from packfiles import write_pack
 from servers import LoopbackServer, ok_reply
 
-from pytest_jev.layout import backend_folders, candidate_recordings, safe_name
+from pytest_jev.errors import JevError
+from pytest_jev.layout import backend_folders, candidate_recordings, find_recording, safe_name
 from pytest_jev.packs import load_pack
 from pytest_jev.record.engine import record_pack_sync
 
@@ -107,3 +108,21 @@ def test_the_loopback_server_leaves_no_task_pending() -> None:
                           text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert "Task was destroyed but it is pending" not in done.stderr, done.stderr
+
+
+def test_the_pinned_models_recording_in_the_pack_folder_is_found_by_that_model(tmp_path: Path) -> None:
+    """jevassert keeps the recording of a pack's `tested` model in the pack folder, and its results
+    under results/<model>/ (whose backend.json may name no backend kind)."""
+    results, pack_dir = tmp_path / "results", tmp_path / "packs" / "p"
+    theirs = results / "jev-1.13.0"
+    theirs.mkdir(parents=True)
+    (theirs / "backend.json").write_text(json.dumps({"provider": "typesafe", "model": "jev-1.13.0"}))
+    pack_dir.mkdir(parents=True)
+    (pack_dir / "predictions.jsonl").write_text("")
+    for backend in ("jev-1.13.0", "jev"):
+        assert find_recording(pack_dir, "p", explicit=None, backend=backend, results_dir=results,
+                              tested="jev-1.13.0") == pack_dir / "predictions.jsonl"
+    # another model, or a pack that pins none, never grades the pack folder's recording
+    for backend, tested in (("sparrow", "jev-1.13.0"), ("jev-1.13.0", None), ("jev-1.12.0", "jev-1.13.0")):
+        with pytest.raises(JevError, match="no recording for pack 'p'"):
+            find_recording(pack_dir, "p", explicit=None, backend=backend, results_dir=results, tested=tested)

@@ -69,7 +69,8 @@ class PackRun:
         options = self.options
         try:
             path = layout.find_recording(self.pack.path, self.pack.id, explicit=options.recording,
-                                         backend=options.backend, results_dir=options.results_dir)
+                                         backend=options.backend, results_dir=options.results_dir,
+                                         tested=self.pack.tested)
             recording = load_recording(path)
             price_in, price_out = layout.pricing(path.parent, (JEV_PRICE_INPUT, 0.0))
         except JevError as exc:
