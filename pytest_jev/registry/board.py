@@ -1,6 +1,7 @@
 """The scoreboard's data: every number, order, tie, frontier and mark of `docs/index.html`,
-built from a results folder and a packs folder. Pure (reads files, renders nothing, no jinja):
-the template only lays it out.
+built from a results folder and a packs folder (read by `board_inputs`) into the dataclasses of
+`board_model`, whose public names are re-exported here. Pure (reads files, renders nothing, no
+jinja): the template only lays it out.
 
 Per pack and split, the columns (one per backend folder with a results file) are put in three
 groups, in this order:
@@ -11,32 +12,42 @@ groups, in this order:
   *untested* when the two cannot be paired (a results file without detail, other questions);
 - older: live recordings of an older (or unrecorded) pack version: shown, never ranked;
 - harness checks: mock recordings (`mode: mock`), which answer from the gold labels.
-
-Inputs of a pack's block (`pack_inputs`): its pack.yaml and case files, the results files and
-held-out protocol reports of every backend folder for it, those folders' backend.json, and the
-merged comparisons. `pack_digest` hashes exactly those bytes; the page carries it per block, so a
-stale block is found without rendering the page.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-import re
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import JevError
-from ..files import is_regular, loads, read_bytes
 from . import charts
+from .board_inputs import (
+    BoardError,
+    _int,
+    _link,
+    _load_pack,
+    _mapping,
+    _num,
+    _pair,
+    _pricing,
+    _read_json,
+    _rel,
+    _split_of,
+    _text,
+    backend_folders,
+    pack_digest,
+    pack_ids,
+    pack_inputs,
+)
+from .board_model import Backend, Board, Column, Heldout, Mark, PackBlock, Pair, SplitBlock
 from .stats import frontier, mcnemar_exact, pair_counts
 
+__all__ = ["ALPHA", "EMBEDDED_KINDS", "KNOWN_KINDS", "Backend", "Board", "BoardError", "Column", "Heldout", "Mark",
+           "PackBlock", "Pair", "SplitBlock", "backend_folders", "build", "pack_digest", "pack_ids", "pack_inputs"]
+
 ALPHA = 0.05  # McNemar: tied with the leader at p >= ALPHA
-NOT_RESULTS = ("thresholds",)  # <pack>.<name>.json files that are not results of a split
-SHOWN_REPORTS = ("heldout",)  # protocol reports the page shows: <pack>.report.<split>.json
 # Backends this registry knows how to record: (backend.json `backend` kinds or jevassert `provider`s,
 # name, what recording needs, command). One without a folder gets a "no column yet" line.
 KNOWN_KINDS = (
@@ -48,286 +59,6 @@ KNOWN_KINDS = (
      "pytest packs/ --jev-record --jev-backend=openai:qwen2.5:7b --jev-base-url http://localhost:11434/v1"),
 )
 EMBEDDED_KINDS = {"sparrow": "sparrow", "minilm": "MiniLM"}
-_SAFE_LINK = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$")
-
-
-class BoardError(JevError):
-    """A scoreboard input that cannot be used."""
-
-
-# --- inputs ------------------------------------------------------------------------------------
-
-def _rel(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return path.as_posix()
-
-
-def backend_folders(root: Path) -> list[Path]:
-    """Folders of results/ that hold a backend.json, by name."""
-    results = root / "results"
-    if not results.is_dir():
-        return []
-    return sorted((p for p in results.iterdir() if p.is_dir() and is_regular(p / "backend.json")),
-                  key=lambda p: p.name)
-
-
-def _split_of(name: str, pack_id: str) -> tuple[str, str] | None:
-    """('results', split) or ('report', split) for a file of `pack_id`'s in a backend folder."""
-    if name == f"{pack_id}.json":
-        return "results", ""
-    if not (name.startswith(f"{pack_id}.") and name.endswith(".json")):
-        return None
-    rest = name[len(pack_id) + 1:-5]
-    if rest.startswith("report.") and rest[7:] in SHOWN_REPORTS:
-        return "report", rest[7:]
-    if rest and "." not in rest and rest not in NOT_RESULTS and rest != "report":
-        return "results", rest
-    return None
-
-
-def pack_ids(root: Path) -> list[str]:
-    """Every pack with a folder in packs/ or a results file in a backend folder, sorted."""
-    ids: set[str] = set()
-    packs = root / "packs"
-    if packs.is_dir():
-        ids.update(p.name for p in packs.iterdir() if is_regular(p / "pack.yaml"))
-    for folder in backend_folders(root):
-        for file in folder.glob("*.json"):
-            head = file.name.split(".", 1)[0]
-            if head != "backend" and _split_of(file.name, head):
-                ids.add(head)
-    return sorted(ids)
-
-
-def pack_inputs(root: Path, pack_id: str) -> list[Path]:
-    """The files a pack's block is made from, in a fixed order."""
-    out: list[Path] = []
-    folder = root / "packs" / pack_id
-    if is_regular(folder / "pack.yaml"):
-        out.append(folder / "pack.yaml")
-        out.extend(sorted(p for p in folder.glob("*.jsonl") if is_regular(p) and not p.name.startswith("predictions")))
-    for backend in backend_folders(root):
-        own = sorted(p for p in backend.glob(f"{pack_id}*.json") if is_regular(p) and _split_of(p.name, pack_id))
-        if own:
-            out.extend([backend / "backend.json", *own])
-    comparisons = root / "results" / "comparisons"
-    if comparisons.is_dir():
-        out.extend(sorted(p for p in comparisons.glob(f"{pack_id}.*.json") if is_regular(p)))
-    return out
-
-
-def pack_digest(root: Path, pack_id: str) -> str:
-    """sha256 over the names and bytes of a pack's inputs: `sha256:<hex>`."""
-    total = hashlib.sha256()
-    for path in pack_inputs(root, pack_id):
-        data = read_bytes(path, BoardError)
-        total.update(f"{_rel(path, root)}\0{hashlib.sha256(data).hexdigest()}\n".encode())
-    return f"sha256:{total.hexdigest()}"
-
-
-def _read_json(path: Path, problems: list[str], root: Path) -> dict[str, Any] | None:
-    try:
-        doc = loads(read_bytes(path, BoardError))
-    except (BoardError, ValueError, UnicodeDecodeError) as exc:
-        problems.append(f"{_rel(path, root)}: cannot be read ({exc}); it is left out of the page")
-        return None
-    if not isinstance(doc, dict):
-        problems.append(f"{_rel(path, root)}: is not a JSON object; it is left out of the page")
-        return None
-    return doc
-
-
-# --- values, parsed at the boundary -------------------------------------------------------------
-
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
-def _pair(value: Any) -> tuple[float, float] | None:
-    if isinstance(value, (list, tuple)) and len(value) == 2:
-        lo, hi = _num(value[0]), _num(value[1])
-        if lo is not None and hi is not None:
-            return lo, hi
-    return None
-
-
-def _int(value: Any) -> int | None:
-    number = _num(value)
-    return int(number) if number is not None and number == int(number) else None
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _link(path: Any) -> str | None:
-    """A link from docs/index.html to a file of the repository, for a safe relative path only."""
-    if not isinstance(path, str) or not _SAFE_LINK.match(path) or ".." in path.split("/"):
-        return None
-    return f"../{path}"
-
-
-def _pricing(info: Mapping[str, Any]) -> str:
-    table = info.get("pricing")
-    if isinstance(table, Mapping):
-        prices = table.get("input_usd_per_mtok"), table.get("output_usd_per_mtok")
-    else:
-        table = info.get("pricing_usd_per_mtok")
-        prices = (table.get("input"), table.get("output")) if isinstance(table, Mapping) else (None, None)
-    given = [_num(p) for p in prices]
-    if all(p is None for p in given):
-        return "not stated"
-    if all(p == 0 for p in given):
-        return "free ($0 per M tokens)"
-    return " / ".join("?" if p is None else f"${p:g}" for p in given) + " per M tokens (input / output)"
-
-
-# --- the page's data ------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Mark:
-    kind: str  # css class: mock, older, uncalibrated, nodetail
-    text: str
-    title: str
-
-
-@dataclass(frozen=True)
-class Backend:
-    folder: str
-    name: str
-    provider: str
-    kind: str
-    model: str
-    endpoint: str
-    license: str
-    pricing: str
-    calibrated: bool | None
-    notes: str
-    record: str | None  # backend.json `reproduce`: the command that records it
-    mock: bool
-    embedded: bool
-    packs: tuple[str, ...] = ()
-    replay: tuple[str, ...] = ()  # the commands that grade its columns again, offline
-
-
-@dataclass(frozen=True)
-class Column:
-    key: int  # its number in the block (tables and the cost chart)
-    backend: Backend
-    group: str  # ranked | older | mock
-    standing: str  # leader | tied | below | untested | only | older | mock
-    standing_label: str
-    standing_note: str
-    accuracy: float | None
-    accuracy_ci: tuple[float, float] | None
-    ece: float | None
-    ece_ci: tuple[float, float] | None
-    cost: float | None
-    p50: float | None
-    p95: float | None
-    n_cases: int | None
-    n_items: int | None
-    case_errors: int | None
-    missing_items: int | None
-    auto: Mapping[str, Any] | None  # threshold_coverage: n_auto, n_total, coverage, precision
-    pack_version: str | None
-    mode: str
-    served: tuple[str, ...]
-    recorded_at: str | None
-    sha: str | None
-    marks: tuple[Mark, ...]
-    row: Mapping[str, Any]  # interval_row geometry
-    reliability: Mapping[str, Any] | None
-    curve: Mapping[str, Any] | None
-    locales: Mapping[str, Any]
-    frontier: bool
-    replay: str
-    in_folder: bool  # its recording lives in its backend folder (replayed with --jev-backend)
-    links: tuple[tuple[str, str], ...]  # (label, href)
-    has_detail: bool
-
-
-@dataclass(frozen=True)
-class Pair:
-    first: str
-    second: str
-    b: int  # right only for first
-    c: int  # right only for second
-    n: int
-    p: float | None
-    why: str  # when p is None
-
-
-@dataclass(frozen=True)
-class Heldout:
-    backend: str
-    mock: bool
-    source: str
-    rows: tuple[Mapping[str, Any], ...]  # question, locale, threshold, rule, coverage, precision
-    link: str | None
-
-
-@dataclass(frozen=True)
-class SplitBlock:
-    split: str
-    anchor: str  # its id in the page: pack-<id>, or pack-<id>--<split> (pack ids never hold "--")
-    n_cases: int | None
-    n_items: int | None
-    baseline: float | None
-    axis: Mapping[str, Any]
-    columns: tuple[Column, ...]
-    leader: str | None
-    tied: tuple[str, ...]
-    below: tuple[str, ...]
-    untested: tuple[str, ...]
-    pairs: Mapping[str, Mapping[str, Pair]]  # first -> second -> pair, over ranked columns
-    pair_list: tuple[Pair, ...]  # each pair of ranked columns once, in rank order
-    ranked: tuple[str, ...]
-    cost_chart: Mapping[str, Any] | None
-    cost_unknown: tuple[str, ...]
-    locale_names: tuple[str, ...]
-    heldout: tuple[Heldout, ...]
-    comparison: str | None
-
-
-@dataclass(frozen=True)
-class PackBlock:
-    id: str
-    anchor: str
-    version: str | None
-    license: str | None
-    description: str | None
-    questions: tuple[tuple[str, str, int], ...]  # id, type, number of labels
-    locales: tuple[str, ...]
-    n_cases: int | None
-    link: str | None
-    digest: str
-    problem: str | None
-    splits: tuple[SplitBlock, ...]
-    absent: tuple[str, ...]  # backend folders without results for this pack
-
-
-@dataclass(frozen=True)
-class Board:
-    packs: tuple[PackBlock, ...]
-    backends: tuple[Backend, ...]
-    no_column: tuple[Mapping[str, str], ...]
-    embedded: tuple[str, ...]
-    embedded_range: tuple[float, float] | None
-    total_cases: int
-    dates: tuple[str, ...]
-    problems: tuple[str, ...]
-    overview: tuple[Mapping[str, Any], ...]
-    overview_backends: tuple[str, ...]
-    legend_row: Mapping[str, Any] = field(default_factory=lambda: charts.interval_row(0.55, 0.62, 0.69, 0.40))
 
 
 def _backend(folder: Path, problems: list[str], root: Path) -> Backend:
@@ -584,18 +315,6 @@ def _placeholder(folder: str) -> Backend:
                    pricing="", calibrated=None, notes="", record=None, mock=False, embedded=False)
 
 
-def _load_pack(root: Path, pack_id: str) -> tuple[Any, str | None]:
-    from ..packs import load_pack
-
-    folder = root / "packs" / pack_id
-    if not is_regular(folder / "pack.yaml"):
-        return None, f"no pack folder packs/{pack_id}: the numbers below cannot be checked against a pack version"
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return load_pack(folder), None
-    except JevError as exc:
-        return None, f"the pack does not load ({exc.one_line()}): pack version and cases unknown"
 
 
 def _pack_block(root: Path, pack_id: str, backends: Mapping[str, Backend], problems: list[str]) -> PackBlock:

@@ -1,0 +1,181 @@
+"""The scoreboard's inputs: which files of a registry (packs/ and results/) a pack's block is made
+from, how they are read, and the small coercers that parse their values at the boundary.
+
+Inputs of a pack's block (`pack_inputs`): its pack.yaml and case files, the results files and
+held-out protocol reports of every backend folder for it, those folders' backend.json, and the
+merged comparisons. `pack_digest` hashes exactly those bytes; the page carries it per block, so a
+stale block is found without rendering the page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import warnings
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..errors import JevError
+from ..files import is_regular, loads, read_bytes
+
+NOT_RESULTS = ("thresholds",)  # <pack>.<name>.json files that are not results of a split
+SHOWN_REPORTS = ("heldout",)  # protocol reports the page shows: <pack>.report.<split>.json
+_SAFE_LINK = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$")
+
+
+class BoardError(JevError):
+    """A scoreboard input that cannot be used."""
+
+
+# --- inputs ------------------------------------------------------------------------------------
+
+# Not layout.shown(): digest and links need `/` on every OS and no symlink resolving (shown() resolves, uses os.sep)
+def _rel(path: Path, root: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def backend_folders(root: Path) -> list[Path]:
+    """Folders of results/ that hold a backend.json, by name."""
+    results = root / "results"
+    if not results.is_dir():
+        return []
+    return sorted((p for p in results.iterdir() if p.is_dir() and is_regular(p / "backend.json")),
+                  key=lambda p: p.name)
+
+
+def _split_of(name: str, pack_id: str) -> tuple[str, str] | None:
+    """('results', split) or ('report', split) for a file of `pack_id`'s in a backend folder."""
+    if name == f"{pack_id}.json":
+        return "results", ""
+    if not (name.startswith(f"{pack_id}.") and name.endswith(".json")):
+        return None
+    rest = name[len(pack_id) + 1:-5]
+    if rest.startswith("report.") and rest[7:] in SHOWN_REPORTS:
+        return "report", rest[7:]
+    if rest and "." not in rest and rest not in NOT_RESULTS and rest != "report":
+        return "results", rest
+    return None
+
+
+def pack_ids(root: Path) -> list[str]:
+    """Every pack with a folder in packs/ or a results file in a backend folder, sorted."""
+    ids: set[str] = set()
+    packs = root / "packs"
+    if packs.is_dir():
+        ids.update(p.name for p in packs.iterdir() if is_regular(p / "pack.yaml"))
+    for folder in backend_folders(root):
+        for file in folder.glob("*.json"):
+            head = file.name.split(".", 1)[0]
+            if head != "backend" and _split_of(file.name, head):
+                ids.add(head)
+    return sorted(ids)
+
+
+def pack_inputs(root: Path, pack_id: str) -> list[Path]:
+    """The files a pack's block is made from, in a fixed order."""
+    out: list[Path] = []
+    folder = root / "packs" / pack_id
+    if is_regular(folder / "pack.yaml"):
+        out.append(folder / "pack.yaml")
+        out.extend(sorted(p for p in folder.glob("*.jsonl") if is_regular(p) and not p.name.startswith("predictions")))
+    for backend in backend_folders(root):
+        own = sorted(p for p in backend.glob(f"{pack_id}*.json") if is_regular(p) and _split_of(p.name, pack_id))
+        if own:
+            out.extend([backend / "backend.json", *own])
+    comparisons = root / "results" / "comparisons"
+    if comparisons.is_dir():
+        out.extend(sorted(p for p in comparisons.glob(f"{pack_id}.*.json") if is_regular(p)))
+    return out
+
+
+def pack_digest(root: Path, pack_id: str) -> str:
+    """sha256 over the names and bytes of a pack's inputs: `sha256:<hex>`."""
+    total = hashlib.sha256()
+    for path in pack_inputs(root, pack_id):
+        data = read_bytes(path, BoardError)
+        total.update(f"{_rel(path, root)}\0{hashlib.sha256(data).hexdigest()}\n".encode())
+    return f"sha256:{total.hexdigest()}"
+
+
+def _read_json(path: Path, problems: list[str], root: Path) -> dict[str, Any] | None:
+    try:
+        doc = loads(read_bytes(path, BoardError))
+    except (BoardError, ValueError, UnicodeDecodeError) as exc:
+        problems.append(f"{_rel(path, root)}: cannot be read ({exc}); it is left out of the page")
+        return None
+    if not isinstance(doc, dict):
+        problems.append(f"{_rel(path, root)}: is not a JSON object; it is left out of the page")
+        return None
+    return doc
+
+
+# --- values, parsed at the boundary -------------------------------------------------------------
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def _pair(value: Any) -> tuple[float, float] | None:
+    if isinstance(value, (list, tuple)) and len(value) == 2:
+        lo, hi = _num(value[0]), _num(value[1])
+        if lo is not None and hi is not None:
+            return lo, hi
+    return None
+
+
+def _int(value: Any) -> int | None:
+    number = _num(value)
+    return int(number) if number is not None and number == int(number) else None
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _link(path: Any) -> str | None:
+    """A link from docs/index.html to a file of the repository, for a safe relative path only."""
+    if not isinstance(path, str) or not _SAFE_LINK.match(path) or ".." in path.split("/"):
+        return None
+    return f"../{path}"
+
+
+def _pricing(info: Mapping[str, Any]) -> str:
+    table = info.get("pricing")
+    if isinstance(table, Mapping):
+        prices = table.get("input_usd_per_mtok"), table.get("output_usd_per_mtok")
+    else:
+        table = info.get("pricing_usd_per_mtok")
+        prices = (table.get("input"), table.get("output")) if isinstance(table, Mapping) else (None, None)
+    given = [_num(p) for p in prices]
+    if all(p is None for p in given):
+        return "not stated"
+    if all(p == 0 for p in given):
+        return "free ($0 per M tokens)"
+    return " / ".join("?" if p is None else f"${p:g}" for p in given) + " per M tokens (input / output)"
+
+
+# --- the pack -------------------------------------------------------------------------------------
+
+def _load_pack(root: Path, pack_id: str) -> tuple[Any, str | None]:
+    from ..packs import load_pack
+
+    folder = root / "packs" / pack_id
+    if not is_regular(folder / "pack.yaml"):
+        return None, f"no pack folder packs/{pack_id}: the numbers below cannot be checked against a pack version"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return load_pack(folder), None
+    except JevError as exc:
+        return None, f"the pack does not load ({exc.one_line()}): pack version and cases unknown"
