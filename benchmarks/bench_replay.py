@@ -8,7 +8,10 @@
    (--pairs runs 1 and 2 alternately N times and prints the aggregate, median and best ratios);
 3. bulk: `pytest packs/bench-N --jev-case-items=none`, and `jevassert check` on the same files
    when --jevassert points at its executable.
-Wall time and peak RSS of each process are printed as a table. Every pytest run has plugin
+Wall time and peak RSS of each process are printed as a table, and for the per-case pairs also
+the time to the end of the session (pytest_unconfigure, before the interpreter's own teardown:
+its final garbage collections walk everything the session built, which is not per-item work).
+Every pytest run has plugin
 autoloading off (PYTEST_DISABLE_PLUGIN_AUTOLOAD=1; ours is loaded with -p), so other plugins in
 the environment, such as hypothesis (0.7 s of start-up), weigh on neither side.
 """
@@ -43,13 +46,31 @@ def pytest_collect_file(file_path, parent):
 '''
 
 
-def timed(cmd: list[str], cwd: Path) -> tuple[float, float]:
+END_CLOCK = '''
+import os, time
+def pytest_unconfigure(config):
+    with open(os.environ["BENCH_END_FILE"], "w") as out:
+        out.write(repr(time.time()))
+'''
+
+
+def timed(cmd: list[str], cwd: Path, end_file: Path | None = None) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of one command, read from its own rusage."""
     env = dict(os.environ, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")  # no third-party plugins in either run
+    if end_file is not None:
+        env.update(BENCH_END_FILE=str(end_file), PYTHONPATH=str(end_file.parent))
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     _, _, usage = os.wait4(proc.pid, 0)
     return time.perf_counter() - t, usage.ru_maxrss / 1024
+
+
+def to_session_end(cmd: list[str], cwd: Path, clock: Path) -> tuple[float, float, float]:
+    """(wall seconds, seconds to the end of the session, peak MB) of a pytest run."""
+    end_file = clock / "end.txt"
+    start = time.time()
+    wall, peak = timed([*cmd, "-p", "bench_end_clock"], cwd, end_file)
+    return wall, float(end_file.read_text()) - start, peak
 
 
 def main() -> None:
@@ -75,20 +96,26 @@ def main() -> None:
         (base / "pytest.ini").write_text("[pytest]\n")
         (root / "pytest.ini").write_text("[pytest]\njev_backend = bench\n")
         make_pack(root, args.cases)
-        pairs = []
+        clock = root / "clock"
+        clock.mkdir()
+        (clock / "bench_end_clock.py").write_text(END_CLOCK)
+        pairs, ends = [], []
         for _ in range(args.pairs):  # interleaved, so both sides see the same machine load
-            t_base, m_base = timed([py, "-m", "pytest", "items.txt", *common], base)
-            t_ours, m_ours = timed([py, "-m", "pytest", f"packs/bench-{args.cases}", "--jev-case-items=all",
-                                    *jev], root)
+            t_base, e_base, m_base = to_session_end([py, "-m", "pytest", "items.txt", *common], base, clock)
+            t_ours, e_ours, m_ours = to_session_end([py, "-m", "pytest", f"packs/bench-{args.cases}",
+                                                     "--jev-case-items=all", *jev], root, clock)
             pairs.append((t_base, t_ours))
-            rows.append((f"baseline: {args.cases} trivial items", t_base, m_base, ""))
-            rows.append((f"jev: {args.cases} case items", t_ours, m_ours, f"{t_ours / t_base:.2f}x baseline"))
+            ends.append((e_base, e_ours))
+            rows.append((f"baseline: {args.cases} trivial items", t_base, m_base, f"session end {e_base:.1f} s"))
+            rows.append((f"jev: {args.cases} case items", t_ours, m_ours,
+                         f"{t_ours / t_base:.2f}x baseline; session end {e_ours:.1f} s, {e_ours / e_base:.2f}x"))
         if args.pairs > 1:
-            bases, ours = [b for b, _ in pairs], [o for _, o in pairs]
-            summary = (f"{args.pairs} pairs: {sum(ours) / sum(bases):.2f}x aggregate, "
-                       f"{statistics.median(o / b for b, o in pairs):.2f}x median pair, "
-                       f"{min(ours) / min(bases):.2f}x best against best")
-            rows.append(("per-case items against the baseline", sum(ours) / len(ours), 0.0, summary))
+            for label, runs in (("whole process", pairs), ("to session end", ends)):
+                bases, ours = [b for b, _ in runs], [o for _, o in runs]
+                summary = (f"{args.pairs} pairs: {sum(ours) / sum(bases):.2f}x aggregate, "
+                           f"{statistics.median(o / b for b, o in runs):.2f}x median pair, "
+                           f"{min(ours) / min(bases):.2f}x best against best")
+                rows.append((f"per-case items, {label}", sum(ours) / len(ours), 0.0, summary))
         for n in [int(x) for x in args.bulk.split(",") if x]:
             if n != args.cases:
                 make_pack(root, n)
