@@ -6,13 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-PACK_YAML = """\
-spec: 0
-id: {pack_id}
-version: 0.1.0
-license: CC0-1.0
-tested: null
-description: A tiny support pack for recorder tests; not a benchmark.
+COMMON = """\
 state:
   description: One support message and its reference.
   fields: [ref, message]
@@ -27,7 +21,16 @@ questions:
   refund:
     type: noul
     instructions: Does `message` ask for money back?
-  urgency:
+"""  # state and two questions both test packs share
+
+PACK_YAML = """\
+spec: 0
+id: {pack_id}
+version: 0.1.0
+license: CC0-1.0
+tested: null
+description: A tiny support pack for recorder tests; not a benchmark.
+{common}  urgency:
     type: score
     instructions: How urgent is `message`?
     levels: [low, high, unknown]
@@ -35,6 +38,8 @@ questions:
       low: Nothing is blocked; it can wait a few days.
       high: Something important is broken or money is being lost right now.
 """
+
+PACK_YAML = PACK_YAML.replace("{common}", COMMON)
 
 MESSAGES = [
     ("I was charged twice for my subscription, please refund me.", "billing", True, "high"),
@@ -90,25 +95,12 @@ version: 0.1.0
 license: CC0-1.0
 tested: null
 description: A tiny bilingual split pack for protocol tests; not a benchmark.
-state:
-  description: One support message and its reference.
-  fields: [ref, message]
-questions:
-  queue:
-    type: choice
-    instructions: {queue_instructions}
-    options:
-      billing: Charges, refunds, invoices and payment problems.
-      technical: Bugs, crashes, error messages and features that do not work.
-      unknown: None of the above, or not enough information to tell.
-  refund:
-    type: noul
-    instructions: Does `message` ask for money back?
-splits:
+{common}splits:
 {splits}
 thresholds:
   refund: {{true: 0.8, false: 0.8}}
 """
+SPLIT_PACK = SPLIT_PACK.replace("{common}", COMMON)
 
 
 def write_split_pack(root: Path, per_locale: int = 12, *, pack_id: str = "split-pack",

@@ -17,12 +17,17 @@ import asyncio
 import inspect
 import json
 import math
+import shutil
+import socket
+import subprocess
 import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 HOST = "127.0.0.1"
@@ -247,3 +252,36 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+SPARROW = shutil.which("sparrow-decider") or str(Path(sys.executable).with_name("sparrow-decider"))
+
+
+@contextmanager
+def sparrow_replica() -> Iterator[str]:
+    """`sparrow-decider serve` on a free loopback port: a real Jev-compatible System One replica.
+    Yields its base URL (with a trailing slash); skips when sparrow-decider is not installed."""
+    import pytest
+
+    if not Path(SPARROW).is_file():
+        pytest.skip("sparrow-decider is not installed (pip install -e '.[local]'): "
+                    "no System One replica to test against")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    proc = subprocess.Popen([SPARROW, "serve", "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"sparrow-decider serve did not open port {port}")
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/"
+    finally:
+        proc.terminate()
+        proc.wait(10)

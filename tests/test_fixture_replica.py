@@ -3,47 +3,22 @@
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from fixture_helpers import NO_NETWORK, outcomes
 from fixture_suite import SUITE
+from servers import sparrow_replica
 
 pytestmark = pytest.mark.slow
 
 KEY = "tsk-test-SECRET-fixture-0123456789"
-SPARROW = shutil.which("sparrow-decider") or str(Path(sys.executable).with_name("sparrow-decider"))
 
 
 @pytest.fixture(scope="module")
 def replica() -> Iterator[str]:
-    if not Path(SPARROW).is_file():
-        pytest.skip("sparrow-decider is not installed (pip install -e '.[local]'): no System One replica")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    proc = subprocess.Popen([SPARROW, "serve", "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"sparrow-decider serve did not open port {port}")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with sparrow_replica() as url:
+        yield url.rstrip("/")
 
 
 def test_record_against_the_replica_then_replay_offline(pytester: pytest.Pytester, replica: str,

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -17,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from packfiles import write_pack
-from servers import LoopbackServer, Reply, Seen, ok_reply
+from servers import LoopbackServer, Reply, Seen, ok_reply, sparrow_replica
 
 from pytest_jev.backends.base import AuthError, Request
 from pytest_jev.backends.typesafe import TypeSafeBackend, error_message, resolve_base_url, retry_after_s
@@ -27,7 +24,6 @@ from pytest_jev.record.journal import journal_path
 from pytest_jev.recording_file import load_recording
 
 KEY = "tsk-test-SECRET-0123456789abcdef"
-SPARROW = shutil.which("sparrow-decider") or str(Path(sys.executable).with_name("sparrow-decider"))
 
 
 @pytest.fixture(autouse=True)
@@ -44,26 +40,8 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def sparrow_url() -> Iterator[str]:
-    if not Path(SPARROW).is_file():
-        pytest.skip("sparrow-decider is not installed (pip install -e '.[local]'): "
-                    "no System One replica to test against")
-    port = free_port()
-    proc = subprocess.Popen([SPARROW, "serve", "--host", "127.0.0.1", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"sparrow-decider serve did not open port {port}")
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/"
-    finally:
-        proc.terminate()
-        proc.wait(10)
+    with sparrow_replica() as url:
+        yield url
 
 
 def all_files_text(root: Path) -> str:
