@@ -5,6 +5,7 @@ reach the package through a link, which only a real build proves is followed."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -54,8 +55,10 @@ def test_an_installed_wheel_renders_reports_and_the_scoreboard(tmp_path: Path) -
               ".read_text())\n"
               "print(json.dumps({'module': pytest_jev.__file__, 'report': report_markdown(doc),"
               " 'page': str(write_scoreboard(root))}))\n")
+    # a PYTHONPATH naming a checkout would shadow the wheel's copy: the installed venv runs without one
+    env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}
     done = subprocess.run([str(python), "-c", script, str(registry)], cwd=tmp_path, capture_output=True, text=True,
-                          check=False)
+                          check=False, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout)
     assert found["module"].startswith(str(site)), found["module"]  # the wheel's copy, not the checkout
