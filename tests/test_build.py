@@ -125,7 +125,7 @@ def test_each_builder_writes_a_complete_pack_that_loads(name: str, tmp_path: Pat
     for label, n in counts.items():  # the per-label table states what cases.jsonl holds
         assert next(row for row in readme.splitlines() if row.startswith(f"| `{label}` |")).endswith(f"| {n} |")
     license_note = (out / "LICENSE").read_text(encoding="utf-8")
-    assert DATASETS[name].upstream.license_url in license_note and DATASETS[name].upstream.title in license_note
+    assert DATASETS[name].upstream.license.url in license_note and DATASETS[name].upstream.title in license_note
 
 
 def test_banking_intent_offers_all_77_intents_and_unknown_with_snake_case_labels(tmp_path: Path) -> None:

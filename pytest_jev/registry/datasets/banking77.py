@@ -14,7 +14,7 @@ import io
 import json
 from pathlib import Path
 
-from .dataset import BuildError, Dataset, Row, Upstream, normalise
+from .dataset import CC_BY_4_0, BuildError, Dataset, Row, Upstream, normalise
 
 FORMAT = "pass Banking77's banking_data/train.csv or test.csv (header `text,category`)"
 RENAMED = {"Refund_not_showing_up": "refund_not_showing_up", "reverted_card_payment?": "reverted_card_payment"}
@@ -175,6 +175,5 @@ DATASET = Dataset(
         citation=("I. Casanueva, T. Temčinas, D. Gerz, M. Henderson, I. Vulić, *Efficient Intent Detection "
                   "with Dual Sentence Encoders*, Proceedings of the 2nd Workshop on NLP for Conversational AI "
                   "(ACL 2020), <https://arxiv.org/abs/2003.04807>."),
-        spdx="CC-BY-4.0", license_name="Creative Commons Attribution 4.0 International (CC BY 4.0)",
-        license_url="https://creativecommons.org/licenses/by/4.0/"),
+        license=CC_BY_4_0),
 )

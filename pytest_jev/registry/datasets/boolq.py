@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 from ...files import loads
-from .dataset import BuildError, Dataset, Row, Upstream, normalise, text_lines
+from .dataset import CC_BY_SA_3_0, BuildError, Dataset, Row, Upstream, normalise, text_lines
 
 FORMAT = "pass BoolQ's official train.jsonl or dev.jsonl (one JSON object per line; test.jsonl has no answers)"
 
@@ -82,6 +82,5 @@ DATASET = Dataset(
         citation=("C. Clark, K. Lee, M.-W. Chang, T. Kwiatkowski, M. Collins, K. Toutanova, *BoolQ: Exploring "
                   "the Surprising Difficulty of Natural Yes/No Questions*, NAACL 2019, "
                   "<https://arxiv.org/abs/1905.10044>. Passages are from Wikipedia."),
-        spdx="CC-BY-SA-3.0", license_name="Creative Commons Attribution-ShareAlike 3.0 Unported (CC BY-SA 3.0)",
-        license_url="https://creativecommons.org/licenses/by-sa/3.0/", share_alike=True),
+        license=CC_BY_SA_3_0),
 )

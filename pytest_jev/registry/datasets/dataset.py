@@ -24,16 +24,29 @@ class Row:
 
 
 @dataclass(frozen=True, slots=True)
+class License:
+    """The terms a built pack keeps from its upstream data."""
+
+    spdx: str  # the pack's `license:` field
+    name: str
+    url: str  # the deed; its legal code is at url + "legalcode"
+    share_alike: bool = False
+
+
+CC_BY_4_0 = License("CC-BY-4.0", "Creative Commons Attribution 4.0 International (CC BY 4.0)",
+                    "https://creativecommons.org/licenses/by/4.0/")
+CC_BY_SA_3_0 = License("CC-BY-SA-3.0", "Creative Commons Attribution-ShareAlike 3.0 Unported (CC BY-SA 3.0)",
+                       "https://creativecommons.org/licenses/by-sa/3.0/", share_alike=True)
+
+
+@dataclass(frozen=True, slots=True)
 class Upstream:
     """Where the data comes from and under which terms, for README.md and LICENSE."""
 
     title: str  # e.g. "SMS Spam Collection v.1"
     get: str  # which file to pass as --source and where it is published (Markdown)
     citation: str  # Markdown, authors first
-    spdx: str  # the pack's `license:` field
-    license_name: str
-    license_url: str
-    share_alike: bool = False
+    license: License
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .dataset import BuildError, Dataset, Row, Upstream, normalise, text_lines
+from .dataset import CC_BY_4_0, BuildError, Dataset, Row, Upstream, normalise, text_lines
 
 FORMAT = "pass the SMSSpamCollection file from UCI's zip: one `ham<TAB>text` or `spam<TAB>text` per line"
 LABELS = {"spam": "true", "ham": "false"}
@@ -71,6 +71,5 @@ DATASET = Dataset(
         citation=("T. A. Almeida, J. M. Gómez Hidalgo, A. Yamakami, *Contributions to the Study of SMS Spam "
                   "Filtering: New Collection and Results*, DocEng 2011; dataset: *SMS Spam Collection*, UCI "
                   "Machine Learning Repository (2011), <https://doi.org/10.24432/C5CC84>."),
-        spdx="CC-BY-4.0", license_name="Creative Commons Attribution 4.0 International (CC BY 4.0)",
-        license_url="https://creativecommons.org/licenses/by/4.0/"),
+        license=CC_BY_4_0),
 )

@@ -62,7 +62,7 @@ def readme(dataset: Dataset, picked: Sequence[Row], found: Distinct, how: Proven
     noul = dataset.labels == ("true", "false")
     kind = "| noul | true / false |" if noul else f"| choice | {len(dataset.labels)} intents, unknown (pack.yaml) |"
     share = (" **Share-alike applies**: whoever redistributes these cases, or an adaptation of them, must keep "
-             "the same license and the attribution." if up.share_alike else "")
+             "the same license and the attribution." if up.license.share_alike else "")
     conflicts = f"; {found.conflicts} of them had another label than the kept one" if found.conflicts else ""
     notes = f"\n{dataset.notes}\n" if dataset.notes else ""
     return f"""# {dataset.name}
@@ -103,8 +103,8 @@ this pack and gates are derived from its `evidence.md`.
 ## Data and license
 
 - Upstream: **{up.title}**. {up.citation}
-- License: **{up.license_name}**, <{up.license_url}>. This pack is an adaptation (a sample,
-  whitespace-normalized) and keeps that license: `license: {up.spdx}` in pack.yaml, attribution above and
+- License: **{up.license.name}**, <{up.license.url}>. This pack is an adaptation (a sample,
+  whitespace-normalized) and keeps that license: `license: {up.license.spdx}` in pack.yaml, attribution above and
   in `LICENSE`.{share}
 - Raw source data is never committed. This built pack is not in the jev-packs repository either: the
   repository holds the build, and the pack exists only where someone with the upstream file has run the
@@ -125,13 +125,13 @@ def license_note(dataset: Dataset, how: Provenance) -> str:
     up = dataset.upstream
     share = ("\nShare-alike: if you redistribute these cases or an adaptation of them, you must do so under\n"
              "the same license (or one Creative Commons lists as compatible with it) and keep this note.\n"
-             if up.share_alike else "")
+             if up.license.share_alike else "")
     return f"""{dataset.name}: cases adapted from {up.title}
 
 Attribution: {up.citation}
 
-License: {up.license_name}
-{up.license_url} (legal code: {up.license_url}legalcode)
+License: {up.license.name}
+{up.license.url} (legal code: {up.license.url}legalcode)
 
 This pack (its cases and the files describing them) is distributed under the same license.
 Changes made: a seeded sample of {how.size} records, whitespace normalized, labels written as the
