@@ -1,4 +1,5 @@
-"""Write small but valid pack folders (SPEC.md v0) for recorder and backend tests."""
+"""Write small but valid pack folders (SPEC.md v0) for recorder and backend tests, and read back
+what a recording run wrote."""
 
 from __future__ import annotations
 
@@ -134,3 +135,8 @@ def write_split_pack(root: Path, per_locale: int = 12, *, pack_id: str = "split-
     (folder / "CHANGELOG.md").write_text("0.1.0: first.\n", encoding="utf-8")
     (folder / "gates.yaml").write_text("min_accuracy: 0.05\n", encoding="utf-8")
     return folder
+
+
+def lines_by_case(path: Path) -> dict[str, dict[str, Any]]:
+    """A recording's (or journal's) lines, keyed by case id, in file order."""
+    return {x["case_id"]: x for x in map(json.loads, path.read_text(encoding="utf-8").splitlines())}

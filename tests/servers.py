@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +57,17 @@ class Reply:
 
 
 Handler = Callable[[Seen], Reply | Awaitable[Reply]]
+Step = Callable[[Seen], Reply]
+
+
+def per_case_script(scripts: Mapping[str, Sequence[Step]]) -> Step:
+    """A handler that answers a case's n-th attempt with its n-th step (the last step repeats)."""
+
+    def handle(seen: Seen) -> Reply:
+        steps = scripts[seen.case or ""]
+        return steps[min(seen.n, len(steps)) - 1](seen)
+
+    return handle
 
 
 def answers_for(questions: dict[str, Any], pick: int = 0) -> dict[str, Any]:

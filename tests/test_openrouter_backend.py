@@ -21,8 +21,8 @@ from typing import Any
 import httpcore  # noqa: F401
 import httpx
 import pytest
-from packfiles import write_pack
-from servers import LoopbackServer, Reply, Seen, answers_for
+from packfiles import lines_by_case, write_pack
+from servers import LoopbackServer, Reply, Seen, answers_for, per_case_script
 
 import pytest_jev.backends.openrouter
 from pytest_jev import layout
@@ -78,10 +78,6 @@ def error_body(code: int, message: str, **metadata: Any) -> dict[str, Any]:
     if metadata:
         error["metadata"] = metadata
     return {"error": error}
-
-
-def lines_of(path: Path) -> dict[str, dict[str, Any]]:
-    return {x["case_id"]: x for x in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
 
 
 def assert_key_absent(root: Path, *outputs: str) -> set[str]:
@@ -141,7 +137,7 @@ def test_records_through_the_plugin_then_replays(pytester: pytest.Pytester) -> N
         folders = sorted(p.name for p in (pytester.path / "results").iterdir())
         assert folders == [FOLDER]  # settled in the served model's folder; the requested one is gone
         recording = pytester.path / "results" / FOLDER / "tiny-pack.predictions.jsonl"
-        lines = lines_of(recording)
+        lines = lines_by_case(recording)
         good = lines["c-001"]
         assert good["model"] == SERVED and good["backend"] == "openrouter" and good["error"] is None
         assert good["usage"] == {"input_tokens": 120, "output_tokens": 12, "cost": 0.00000504}  # cost kept
@@ -197,7 +193,7 @@ def test_401_stops_the_run_naming_the_variable(pytester: pytest.Pytester) -> Non
     result.stderr.fnmatch_lines(["*HTTP 401*invalid key in Bearer [*][*][*]*check OPENROUTER_API_KEY*"])
     assert server.per_case["c-003"] == 1 and "c-004" not in server.per_case  # no retry, nothing after
     journal = f"results/{folder_name(DEFAULT_MODEL)}/tiny-pack.predictions.jsonl.journal.jsonl"
-    assert list(lines_of(pytester.path / journal)) == ["c-001", "c-002"]  # kept for the next run
+    assert list(lines_by_case(pytester.path / journal)) == ["c-001", "c-002"]  # kept for the next run
     assert journal in assert_key_absent(pytester.path, run_output(result))
 
 
@@ -261,18 +257,13 @@ SCRIPTS = {  # case -> reply per attempt (the last one repeats)
 }
 
 
-def scripted(seen: Seen) -> Reply:
-    steps = SCRIPTS[seen.case or ""]
-    return steps[min(seen.n, len(steps)) - 1](seen)
-
-
 def test_retries_and_error_lines(tmp_path: Path) -> None:
     pack = load_pack(write_pack(tmp_path / "packs", n=9))
     out = tmp_path / "rec.jsonl"
-    with LoopbackServer(scripted) as server:
+    with LoopbackServer(per_case_script(SCRIPTS)) as server:
         summary = record_pack_sync(pack, OpenRouterBackend(base_url=server.base_url), out, timeout_s=5,
                                    backoff_base_s=0.01, max_attempts=4)
-    lines = lines_of(out)
+    lines = lines_by_case(out)
     attempts = {cid: line["attempts"] for cid, line in lines.items()}
     assert attempts == {"c-001": 1, "c-002": 2, "c-003": 3, "c-004": 2, "c-005": 1, "c-006": 1, "c-007": 1,
                         "c-008": 1, "c-009": 1}

@@ -30,7 +30,7 @@ from typing import Any
 import httpcore  # noqa: F401
 import pytest
 from llm_servers import ScriptedServer, anthropic_error, anthropic_reply, openai_error, openai_reply
-from packfiles import write_pack
+from packfiles import lines_by_case, write_pack
 from servers import LoopbackServer, Reply, Seen, ok_reply
 
 import pytest_jev.backends.anthropic  # imported here, not first inside a pytester run
@@ -77,10 +77,6 @@ def assert_key_absent(key: str, root: Path, result: pytest.RunResult) -> set[str
     return set(texts) - {"stdout", "stderr"}
 
 
-def lines_of(path: Path) -> dict[str, dict[str, Any]]:
-    return {x["case_id"]: x for x in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
-
-
 def junit_failures(path: Path) -> dict[str, str]:
     """testcase name -> failure message and text, from a JUnit XML file."""
     out = {}
@@ -117,7 +113,7 @@ def test_key_never_leaks_from_a_jev_recording_run(pytester: pytest.Pytester) -> 
     assert server.per_case["c-004"] == 2
     result.assert_outcomes(passed=3, failed=6)  # checks pass; 5 cases and the gate fail
     recording = pytester.path / "results" / "jev-1.13.0" / "tiny-pack.predictions.jsonl"
-    lines = lines_of(recording)
+    lines = lines_by_case(recording)
     echoed, cut = lines["c-002"], lines["c-003"]
     assert echoed["error"].startswith("HTTP 400: refused: you sent authorization: Bearer ***")
     assert "Bearer ***" in echoed["error_detail"]["body_excerpt"]
@@ -157,7 +153,7 @@ def test_401_stops_a_jev_recording_run_naming_the_variable(pytester: pytest.Pyte
     result.stderr.fnmatch_lines(
         ["*HTTP 401*invalid key in Bearer [*][*][*]*check TYPESAFE_API_KEY*2 finished cases kept*"])
     journal = "results/jev-latest/tiny-pack.predictions.jsonl.journal.jsonl"
-    assert list(lines_of(pytester.path / journal)) == ["c-001", "c-002"]  # what was done is kept for the rerun
+    assert list(lines_by_case(pytester.path / journal)) == ["c-001", "c-002"]  # what was done is kept for the rerun
     assert "c-004" not in server.per_case
     assert journal in assert_key_absent(key, pytester.path, result)
 
@@ -194,7 +190,7 @@ def test_key_never_leaks_from_an_llm_recording_run(pytester: pytest.Pytester, pr
                                     "--jev-base-url", llm["url"](server.url), "--jev-concurrency", "1",
                                     "--jev-strict", "--junitxml=junit.xml", "--jev-json=report.json", "-rA")
         assert [sent_key(r) for r in server.requests] == [key] * 3
-        lines = lines_of(pytester.path / "results" / llm["folder"] / "tiny-pack.predictions.jsonl")
+        lines = lines_by_case(pytester.path / "results" / llm["folder"] / "tiny-pack.predictions.jsonl")
         assert lines["c-001"]["error"] is None
         assert lines["c-002"]["error"] == "HTTP 400: bad request from key ***"
         assert "key ***" in lines["c-002"]["error_detail"]["body_excerpt"]

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from packfiles import write_pack
-from servers import LoopbackServer, Reply, Seen, ok_reply, sparrow_replica
+from packfiles import lines_by_case, write_pack
+from servers import LoopbackServer, Reply, Seen, ok_reply, per_case_script, sparrow_replica
 
 from pytest_jev.backends.base import AuthError, Request
 from pytest_jev.backends.typesafe import TypeSafeBackend, error_message, resolve_base_url, retry_after_s
@@ -87,18 +87,13 @@ SCRIPTS = {  # case -> reply per attempt (the last one repeats)
 }
 
 
-def scripted(seen: Seen) -> Reply:
-    steps = SCRIPTS[seen.case or ""]
-    return steps[min(seen.n, len(steps)) - 1](seen)
-
-
 def test_fault_server(tmp_path: Path) -> None:
     pack = load_pack(write_pack(tmp_path / "packs", n=9))
     out = tmp_path / "rec.jsonl"
-    with LoopbackServer(scripted) as server:
+    with LoopbackServer(per_case_script(SCRIPTS)) as server:
         summary = record_pack_sync(pack, TypeSafeBackend(base_url=server.base_url), out, timeout_s=0.5,
                                    backoff_base_s=0.01, max_attempts=4)
-    lines = {x["case_id"]: x for x in map(json.loads, out.read_text().splitlines())}
+    lines = lines_by_case(out)
     attempts = {cid: line["attempts"] for cid, line in lines.items()}
     # malformed replies (c-005: not JSON, c-006: an undeclared label) are not transient: one attempt,
     # an error line, and the next --jev-record run asks again
