@@ -192,10 +192,10 @@ class CaseItem(RunItem):
             if run.options.strict:
                 raise JevFailure([*mismatch_lines(self.case, outcome), "(--jev-strict: mismatches fail)"])
             return
-        raise JevFailure(problem_lines(self.pack, self.case, outcome, run.prepared.shown_path))
+        raise JevFailure(problem_lines(run.split_file.file, self.case, outcome, run.prepared.shown_path))
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.pack.cases_file, self.case.line - 1, f"case {printable(self.case.id)}"
+        return self.run.split_file.file, self.case.line - 1, f"case {printable(self.case.id)}"
 
 
 class BulkItem(RunItem):
@@ -212,7 +212,7 @@ class BulkItem(RunItem):
             self.user_properties.append((MISMATCH_COUNT_KEY, mismatched))
         if bad:
             shown = [line for case in bad[:BULK_SHOWN]
-                     for line in problem_lines(self.pack, case, outcomes[case.id], run.prepared.shown_path)]
+                     for line in problem_lines(run.split_file.file, case, outcomes[case.id], run.prepared.shown_path)]
             more = [f"... and {len(bad) - BULK_SHOWN} more"] if len(bad) > BULK_SHOWN else []
             raise JevFailure([f"{len(bad)} of {len(cases)} cases have no valid answer:", *shown, *more])
         if mismatched and run.options.strict:
@@ -220,7 +220,7 @@ class BulkItem(RunItem):
             raise JevFailure([f"{why}; the summary lists them"])
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.pack.cases_file, 0, self.name
+        return self.run.split_file.file, 0, self.name
 
 
 class GateItem(RunItem):
@@ -247,14 +247,15 @@ class GateItem(RunItem):
         return self.pack.gates_file, line - 1, f"gate {self.gate}"
 
 
-def problem_lines(pack: Pack, case: Case, outcome: CaseOutcome, recording: str) -> list[str]:
+def problem_lines(case_file: Path, case: Case, outcome: CaseOutcome, recording: str) -> list[str]:
     """Why a case has no valid answer, located where it can be fixed: an error or a broken
-    answer at the recording's line, a case missing from it at the case's line."""
+    answer at the recording's line, a case missing from it at the case's line in its file
+    (cases.jsonl, or the split's own file)."""
     if outcome.line is not None:
         where = f"{recording}:{outcome.line}"
         fix = "; re-record the case (--jev-record)" if outcome.status == "invalid" else ""
     else:
-        where, fix = f"{pack.cases_file}:{case.line}", ""
+        where, fix = f"{case_file}:{case.line}", ""
     return [f"{where}: case {printable(case.id)}: {problem}{fix}" for problem in outcome.problems]
 
 

@@ -152,10 +152,6 @@ class Pack:
         return self.path / "pack.yaml"
 
     @property
-    def cases_file(self) -> Path:
-        return self.path / "cases.jsonl"
-
-    @property
     def gates_file(self) -> Path:
         return self.path / "gates.yaml"
 
