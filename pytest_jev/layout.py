@@ -11,7 +11,6 @@ through safe_name(), so a served model name can never become a path.
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 from .errors import RecordingError, RecordingNotFound
 from .files import exists, is_regular, loads, read_text
+from .numbers import at_least_zero
 
 PREDICTIONS_SUFFIX = ".predictions.jsonl"
 BACKEND_JSON = "backend.json"
@@ -108,20 +108,11 @@ def pricing(folder: Path, default: tuple[float | None, float | None]) -> tuple[f
                                    ("output_usd_per_mtok", "output", default[1])):
         key = ours if ours in table else theirs if theirs in table else None
         value = table[key] if key is not None else fallback
-        if key is not None and value is not None and not _price_ok(value):
+        if key is not None and value is not None and not at_least_zero(value):
             raise RecordingError(f"unreadable pricing ({key} = {value!r} is not a number >= 0)",
                                  file=backend_json(folder), fix=fix)
         prices.append(None if value is None else float(value))
     return prices[0], prices[1]
-
-
-def _price_ok(value: Any) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(float(value)) and value >= 0
-    except OverflowError:  # an integer too large for a float
-        return False
 
 
 def folder_identity(folder: Path) -> tuple[str | None, str | None]:

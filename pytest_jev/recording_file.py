@@ -20,6 +20,7 @@ from typing import Any
 from .bulk import gc_paused
 from .errors import RecordingError, RecordingNotFound
 from .files import exists, loads, read_bytes
+from .numbers import at_least_zero
 from .packs import schema
 from .packs.cases import split_jsonl
 
@@ -147,7 +148,7 @@ def provenance_problem(doc: Mapping[str, Any]) -> str | None:
     JSON types): latency a finite number >= 0; token counts whole numbers from 0 to 2**53.
     A negative count would make a cost gate pass, a huge one overflow the cost."""
     latency = doc.get("latency_ms")
-    if latency is not None and not _finite_at_least_zero(latency):
+    if latency is not None and not at_least_zero(latency):
         return f"latency_ms {_short(latency)} is not a finite number >= 0"
     usage = doc.get("usage")
     if isinstance(usage, dict):
@@ -156,15 +157,6 @@ def provenance_problem(doc: Mapping[str, Any]) -> str | None:
             if value is not None and not _token_count(value):
                 return f"usage.{key} {_short(value)} is not a whole number of tokens >= 0"
     return None
-
-
-def _finite_at_least_zero(value: Any) -> bool:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(float(value)) and value >= 0
-    except OverflowError:
-        return False
 
 
 def _token_count(value: Any) -> bool:

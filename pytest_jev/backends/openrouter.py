@@ -34,12 +34,12 @@ so a recording through OpenRouter never shares a folder with one made on TypeSaf
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import httpx
 
 from ..layout import MAX_NAME, safe_name
+from ..numbers import at_least_zero
 from .base import Answer, AuthError, Request
 from .registry import OPENROUTER_MODEL
 from .typesafe import PRICING, RETRYABLE, TypeSafeBackend, _failure, error_message, key_from_env
@@ -143,7 +143,7 @@ def _usage(usage: dict[str, Any] | None) -> dict[str, Any] | None:
             cost = float(cost)
         except ValueError:
             cost = None
-    ok = isinstance(cost, (int, float)) and not isinstance(cost, bool) and math.isfinite(cost) and cost >= 0
+    ok = at_least_zero(cost)
     out = dict(usage)
     if ok:
         out["cost"] = cost

@@ -16,12 +16,12 @@ against 25 s for two passes of the pure-Python loader).
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from ..errors import PackError
 from ..files import read_text
+from ..numbers import finite
 
 MAX_DEPTH = 32
 Lines = dict[tuple[Any, ...], int]
@@ -112,17 +112,10 @@ def _check_numbers(data: Any, file: Path, lines: Lines) -> None:
             stack.extend((v, (*path, yaml_key(str(k)) if isinstance(k, str) else k)) for k, v in value.items())
         elif isinstance(value, list):
             stack.extend((v, (*path, i)) for i, v in enumerate(value))
-        elif isinstance(value, (int, float)) and not isinstance(value, bool) and not _finite(value):
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) and finite(value) is None:
             where = ".".join(str(p) for p in path)
             raise PackError(f"{where}: {str(value)[:20]} is not a finite number", file=file,
                             line=line_of(lines, path), fix="write a plain number such as 0.85")
-
-
-def _finite(value: int | float) -> bool:
-    try:
-        return math.isfinite(float(value))
-    except OverflowError:
-        return False
 
 
 def line_of(lines: Lines, path: tuple[Any, ...]) -> int | None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..numbers import finite
 from . import charts
 from .board_inputs import (
     BoardError,
@@ -29,7 +30,6 @@ from .board_inputs import (
     _link,
     _load_pack,
     _mapping,
-    _num,
     _pair,
     _pricing,
     _read_json,
@@ -37,6 +37,7 @@ from .board_inputs import (
     _split_of,
     _text,
     backend_folders,
+    digest_of,
     pack_digest,
     pack_ids,
     pack_inputs,
@@ -129,8 +130,7 @@ def _standing(group: str, accuracy: float | None, leader: str | None, pair: Pair
     if accuracy is None:
         return "untested", "no accuracy", "the results file has no accuracy"
     if leader is None:
-        return ("only", "only backend", "nothing to compare with") if n_ranked == 1 else \
-            ("leader", "leader", "highest accuracy")
+        return "only", "only backend", "nothing to compare with"
     if pair is None or pair.p is None:
         return "untested", "not tested", pair.why if pair else "no pair"
     shown = "p < 0.001" if pair.p < 0.001 else f"p = {pair.p:.3f}"
@@ -188,9 +188,9 @@ def _column(key: int, e: _Entry, standing: tuple[str, str, str], on_frontier: bo
     return Column(
         key=key, backend=e.backend, group=e.group, standing=standing[0], standing_label=standing[1],
         standing_note=standing[2],
-        accuracy=e.accuracy, accuracy_ci=ci, ece=_num(doc.get("ece")), ece_ci=_pair(doc.get("ece_ci")),
-        cost=_num(doc.get("cost_per_case_usd")), p50=_num(doc.get("p50_latency_ms")),
-        p95=_num(doc.get("p95_latency_ms")), n_cases=_int(doc.get("n_cases")), n_items=_int(doc.get("n_items")),
+        accuracy=e.accuracy, accuracy_ci=ci, ece=finite(doc.get("ece")), ece_ci=_pair(doc.get("ece_ci")),
+        cost=finite(doc.get("cost_per_case_usd")), p50=finite(doc.get("p50_latency_ms")),
+        p95=finite(doc.get("p95_latency_ms")), n_cases=_int(doc.get("n_cases")), n_items=_int(doc.get("n_items")),
         case_errors=_int(doc.get("case_errors")), missing_items=_int(doc.get("missing_items")),
         auto={k: auto.get(k) for k in ("n_auto", "n_total", "coverage", "precision")} if isinstance(auto, Mapping)
         else None,
@@ -215,7 +215,7 @@ def _heldout(report: Mapping[str, Any], backend: Backend, order: Sequence[str], 
         for locale, m in sorted(locales.items()):
             if not isinstance(m, Mapping):
                 continue
-            rows.append({"question": qid, "locale": locale, "threshold": _num(m.get("threshold")),
+            rows.append({"question": qid, "locale": locale, "threshold": finite(m.get("threshold")),
                          "rule": _text(m.get("rule")) or "", "coverage": _rate(m.get("coverage")),
                          "precision": _rate(m.get("selective_precision"))})
     return Heldout(backend=backend.folder, mock=backend.mock or report.get("mode") == "mock",
@@ -224,7 +224,7 @@ def _heldout(report: Mapping[str, Any], backend: Backend, order: Sequence[str], 
 
 def _rate(value: Any) -> Mapping[str, Any]:
     value = value if isinstance(value, Mapping) else {}
-    return {"value": _num(value.get("value")), "k": _int(value.get("k")), "n": _int(value.get("n")),
+    return {"value": finite(value.get("value")), "k": _int(value.get("k")), "n": _int(value.get("n")),
             "ci": _pair(value.get("ci"))}
 
 
@@ -236,7 +236,7 @@ def _entries(found: Sequence[tuple[Backend, Mapping[str, Any]]], current: str | 
         detail = doc.get("detail") if isinstance(doc.get("detail"), Mapping) else None
         group = ("mock" if backend.mock or doc.get("mode") == "mock" else
                  "older" if current is not None and version != current else "ranked")
-        entries.append(_Entry(backend, doc, group, _num(doc.get("accuracy")), detail, version))
+        entries.append(_Entry(backend, doc, group, finite(doc.get("accuracy")), detail, version))
     return _order(entries)
 
 
@@ -255,7 +255,7 @@ def _pairs(ranked: Sequence[_Entry]) -> tuple[dict[str, dict[str, Pair]], list[P
 
 
 def _frontier(ranked: Sequence[_Entry]) -> dict[str, bool]:
-    costed = [(e.backend.folder, _num(e.doc.get("cost_per_case_usd")), e.accuracy) for e in ranked]
+    costed = [(e.backend.folder, finite(e.doc.get("cost_per_case_usd")), e.accuracy) for e in ranked]
     drawn = [(folder, cost, acc) for folder, cost, acc in costed if cost is not None and acc is not None]
     return dict(zip((folder for folder, _, _ in drawn), frontier([(cost, acc) for _, cost, acc in drawn])))
 
@@ -322,7 +322,8 @@ def _pack_block(root: Path, pack_id: str, backends: Mapping[str, Backend], probl
     found: dict[str, list[tuple[Backend, Mapping[str, Any]]]] = {}
     reports: dict[str, dict[str, tuple[Mapping[str, Any], str]]] = {}
     comparison: dict[str, str] = {}
-    for path in pack_inputs(root, pack_id):
+    inputs = pack_inputs(root, pack_id)
+    for path in inputs:
         rel = _rel(path, root)
         if path.parent.name == "comparisons" and path.parent.parent == root / "results":
             comparison[path.name[len(pack_id) + 1:-5]] = _link(rel) or ""
@@ -337,11 +338,11 @@ def _pack_block(root: Path, pack_id: str, backends: Mapping[str, Backend], probl
         backend = backends[path.parent.name]
         if kind == "report":
             reports.setdefault(split, {})[backend.folder] = (doc, _link(rel) or "")
-        elif _num(doc.get("n_items")) is None and "accuracy" not in doc:
+        elif finite(doc.get("n_items")) is None and "accuracy" not in doc:
             problems.append(f"{rel}: not a results file (no n_items, no accuracy); it is left out of the page")
         else:
             found.setdefault(split, []).append((backend, {**doc, "_file": rel}))
-    names = list(pack.splits) if pack is not None and pack.declares_splits else [""]
+    names = list(pack.splits) if pack is not None else [""]
     names += sorted(s for s in found if s not in names)
     blocks = tuple(_split_block(pack, pack_id, split, found.get(split, []), reports.get(split, {}),
                                 comparison.get(split), backends)
@@ -353,7 +354,7 @@ def _pack_block(root: Path, pack_id: str, backends: Mapping[str, Backend], probl
         description=pack.description if pack else None,
         questions=tuple((q.id, q.type, len(q.labels)) for q in pack.questions.values()) if pack else (),
         locales=tuple(pack.locales) if pack else (), n_cases=len(pack.cases) if pack else None,
-        link=_link(f"packs/{pack_id}") if pack else None, digest=pack_digest(root, pack_id), problem=problem,
+        link=_link(f"packs/{pack_id}") if pack else None, digest=digest_of(root, inputs), problem=problem,
         splits=blocks, absent=tuple(sorted(set(backends) - present)))
 
 

@@ -10,7 +10,6 @@ stale block is found without rendering the page.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import warnings
 from collections.abc import Mapping
@@ -19,6 +18,7 @@ from typing import Any
 
 from ..errors import JevError
 from ..files import is_regular, loads, read_bytes
+from ..numbers import finite
 
 NOT_RESULTS = ("thresholds",)  # <pack>.<name>.json files that are not results of a split
 SHOWN_REPORTS = ("heldout",)  # protocol reports the page shows: <pack>.report.<split>.json
@@ -95,8 +95,12 @@ def pack_inputs(root: Path, pack_id: str) -> list[Path]:
 
 def pack_digest(root: Path, pack_id: str) -> str:
     """sha256 over the names and bytes of a pack's inputs: `sha256:<hex>`."""
+    return digest_of(root, pack_inputs(root, pack_id))
+
+
+def digest_of(root: Path, inputs: list[Path]) -> str:
     total = hashlib.sha256()
-    for path in pack_inputs(root, pack_id):
+    for path in inputs:
         data = read_bytes(path, BoardError)
         total.update(f"{_rel(path, root)}\0{hashlib.sha256(data).hexdigest()}\n".encode())
     return f"sha256:{total.hexdigest()}"
@@ -116,22 +120,16 @@ def _read_json(path: Path, problems: list[str], root: Path) -> dict[str, Any] | 
 
 # --- values, parsed at the boundary -------------------------------------------------------------
 
-def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def _pair(value: Any) -> tuple[float, float] | None:
     if isinstance(value, (list, tuple)) and len(value) == 2:
-        lo, hi = _num(value[0]), _num(value[1])
+        lo, hi = finite(value[0]), finite(value[1])
         if lo is not None and hi is not None:
             return lo, hi
     return None
 
 
 def _int(value: Any) -> int | None:
-    number = _num(value)
+    number = finite(value)
     return int(number) if number is not None and number == int(number) else None
 
 
@@ -157,7 +155,7 @@ def _pricing(info: Mapping[str, Any]) -> str:
     else:
         table = info.get("pricing_usd_per_mtok")
         prices = (table.get("input"), table.get("output")) if isinstance(table, Mapping) else (None, None)
-    given = [_num(p) for p in prices]
+    given = [finite(p) for p in prices]
     if all(p is None for p in given):
         return "not stated"
     if all(p == 0 for p in given):

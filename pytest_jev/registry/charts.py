@@ -47,17 +47,6 @@ def coverage_curve(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"w": W, "h": H, "line": line, "marks": marks, **_axes(0.0, 1.0)}
 
 
-def interval_bar(low: float | None, value: float, high: float | None, lo: float = 0.0,
-                 hi: float = 1.0, width: float = 120) -> dict[str, Any]:
-    """A horizontal interval (95% CI) with the point estimate, on a fixed 0-1 scale, so the bars
-    of one pack's backends line up and overlapping intervals are visible at a glance."""
-    def at(v: float) -> float:
-        return round(2 + (min(max(v, lo), hi) - lo) / (hi - lo) * (width - 4), 2)
-
-    return {"w": width, "h": 14, "x1": at(low if low is not None else value),
-            "x2": at(high if high is not None else value), "cx": at(value)}
-
-
 def _axes(lo: float, hi: float) -> dict[str, Any]:
     return {"x0": _x(lo), "x1": _x(hi), "y0": _y(0), "y1": _y(1), "pad": PAD}
 

@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..numbers import finite
+
 RULE = ("min_accuracy = CI lower bound - 0.01; max_ece = ECE + 0.03 (at least 0.05);",
         "max_cost_per_case_usd = cost x 2; max_p95_latency_ms = p95 x 1.5")
 DERIVED = ("min_accuracy", "max_ece", "max_cost_per_case_usd", "max_p95_latency_ms")
@@ -41,12 +43,6 @@ class Baseline:
     p95_latency_ms: float | None
 
 
-def _finite(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
 def baseline(runs: Sequence[Mapping[str, Any]]) -> Baseline:
     """The baseline of a pack from its runs' metrics (`jevassert check --json` keys)."""
 
@@ -54,11 +50,11 @@ def baseline(runs: Sequence[Mapping[str, Any]]) -> Baseline:
         known = [v for v in values if v is not None]
         return worst(known) if known and len(known) == len(values) else None
 
-    lows = [_finite((run.get("accuracy_ci") or [None])[0]) for run in runs]
+    lows = [finite((run.get("accuracy_ci") or [None])[0]) for run in runs]
     return Baseline(accuracy_ci_low=pick(lows, min),
-                    ece=pick([_finite(run.get("ece")) for run in runs], max),
-                    cost_per_case_usd=pick([_finite(run.get("cost_per_case_usd")) for run in runs], max),
-                    p95_latency_ms=pick([_finite(run.get("p95_latency_ms")) for run in runs], max))
+                    ece=pick([finite(run.get("ece")) for run in runs], max),
+                    cost_per_case_usd=pick([finite(run.get("cost_per_case_usd")) for run in runs], max),
+                    p95_latency_ms=pick([finite(run.get("p95_latency_ms")) for run in runs], max))
 
 
 def derive(base: Baseline) -> dict[str, float]:

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..grade import Items
+from ..metrics import coverage_rows
 from ..packs.model import Case, Pack
 from ..protocol.stats import wilson
 
@@ -41,14 +42,7 @@ def reliability(prob: np.ndarray, correct: np.ndarray, bins: int = BINS) -> list
 
 def curve(prob: np.ndarray, correct: np.ndarray, thresholds: Sequence[float] = CURVE) -> list[dict[str, Any]]:
     """Coverage (share of items with p >= t) and precision (accuracy among them) at each t."""
-    n = prob.size
-    out = []
-    for t in thresholds:
-        taken = prob >= t
-        k = int(taken.sum())
-        out.append({"t": t, "coverage": k / n if n else 0.0,
-                    "precision": float(correct[taken].mean()) if k else None})
-    return out
+    return [{"t": t, "coverage": c, "precision": pr} for t, c, pr in coverage_rows(prob, correct, tuple(thresholds))]
 
 
 def locales(cases: Sequence[Case], items: Items) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,6 @@ from ..errors import JevError
 from ..files import exists, read_text
 from ..layout import shown
 from ..packs.model import Pack
-from ..packs.yamlfile import read_yaml
 from .derive import baseline, derive, looser, merged, render, source_of
 from .results_files import ResultsError, read, results_file
 
@@ -40,9 +39,8 @@ def evidence_folder(pack: Pack, results_dir: Path, backend: str | None) -> Path:
 
 def evidence(pack: Pack, folder: Path) -> list[dict[str, Any]]:
     """The results files of a pack in a backend folder: one, or one per split."""
-    splits = list(pack.splits) if pack.declares_splits else [""]
     docs = []
-    for split in splits:
+    for split in pack.splits:
         path = results_file(folder, pack.id, split)
         if not exists(path):
             raise GatesError(f"no evidence {path}", file=path,
@@ -56,9 +54,8 @@ def derived_text(pack: Pack, folder: Path, root: Path) -> tuple[str, str]:
     """(the gates.yaml derivation gives, the committed text or "")."""
     gates = derive(baseline(evidence(pack, folder)))
     committed_text = read_text(pack.gates_file, GatesError) if exists(pack.gates_file) else ""
-    committed, _ = read_yaml(pack.gates_file) if committed_text else ({}, None)
     source = shown(folder, root) + "/"
-    return render(merged(committed or {}, gates), source), committed_text
+    return render(merged(pack.gates.values, gates), source), committed_text
 
 
 def diff(old: str, new: str, name: str) -> str:
@@ -78,9 +75,8 @@ def looser_problems(pack: Pack, root: Path) -> list[str]:
         docs = evidence(pack, folder)
     except (GatesError, ResultsError) as exc:
         return [exc.one_line()]
-    committed, _ = read_yaml(pack.gates_file)
     fix = (f"re-derive with `jev-packs derive-gates {shown(pack.path, root)} --backend {folder.name} --write` "
            "and explain the regression")
     return [f"{shown(pack.gates_file, root)}: {line} (evidence {source}); {fix}"
-            for line in looser(committed or {}, derive(baseline(docs)))]
+            for line in looser(pack.gates.values, derive(baseline(docs)))]
 

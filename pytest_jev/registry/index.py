@@ -17,7 +17,7 @@ from ..files import exists, is_regular, loads, read_text
 from ..layout import shown
 from ..packs import load_pack
 from ..packs.model import Pack
-from .results_files import results_file
+from .results_files import ResultsError, read, results_file
 
 INDEX = "index.json"
 FIX = "regenerate it with `jev-packs refresh` (or `jev-packs index`)"
@@ -25,23 +25,21 @@ FIX = "regenerate it with `jev-packs refresh` (or `jev-packs index`)"
 
 def _results(pack: Pack, folder: Path) -> list[dict[str, Any]]:
     out = []
-    for split in (list(pack.splits) if pack.declares_splits else [""]):
+    for split in pack.splits:
         path = results_file(folder, pack.id, split)
         if is_regular(path):
             try:
-                doc = loads(read_text(path, JevError))
-            except (JevError, ValueError):
+                out.append(read(path))
+            except ResultsError:
                 continue
-            if isinstance(doc, dict):
-                out.append(doc)
     return out
 
 
-def entry(pack: Pack, root: Path, results_dir: Path) -> dict[str, Any]:
+def entry(pack: Pack, root: Path, results_dir: Path, found: list[tuple[Path, list[dict[str, Any]]]] | None = None
+          ) -> dict[str, Any]:
     backends = []
     verified = False
-    for folder in _folders(results_dir):
-        docs = _results(pack, folder)
+    for folder, docs in found if found is not None else _found(pack, results_dir):
         if not docs:
             continue
         versions = sorted({str(d.get("pack_version") or d.get("version")) for d in docs})
@@ -65,10 +63,14 @@ def build(root: Path, packs_dir: Path | None = None, results_dir: Path | None = 
     packs_dir = packs_dir or root / "packs"
     results_dir = results_dir or root / "results"
     packs = [load_pack(p.parent) for p in sorted(packs_dir.glob("*/pack.yaml"))]
-    dates = [str(d["recorded_at"]) for pack in packs for folder in _folders(results_dir)
-             for d in _results(pack, folder) if d.get("recorded_at")]
+    found = [_found(pack, results_dir) for pack in packs]
+    dates = [str(d["recorded_at"]) for rows in found for _, docs in rows for d in docs if d.get("recorded_at")]
     return {"spec": 0, "kind": "jev-packs registry", "updated": max(dates, default=None),
-            "packs": [entry(pack, root, results_dir) for pack in packs]}
+            "packs": [entry(pack, root, results_dir, rows) for pack, rows in zip(packs, found)]}
+
+
+def _found(pack: Pack, results_dir: Path) -> list[tuple[Path, list[dict[str, Any]]]]:
+    return [(folder, _results(pack, folder)) for folder in _folders(results_dir)]
 
 
 def dumps(doc: dict[str, Any]) -> str:

@@ -96,7 +96,6 @@ def dumps(doc: Mapping[str, Any]) -> str:
 def write(doc: Mapping[str, Any], markdown: str, folder: Path, pack_id: str, split: str) -> list[Path]:
     from ..record.journal import atomic_write
 
-    folder.mkdir(parents=True, exist_ok=True)
     written = [results_file(folder, pack_id, split), report_file(folder, pack_id, split)]
     atomic_write(written[0], dumps(doc).encode("utf-8"))
     atomic_write(written[1], markdown.encode("utf-8"))
@@ -141,8 +140,7 @@ def sibling_problems(pack: Pack, results_dir: Path, root: Path, skip: Path) -> I
                          if p.is_dir() and p != skip and is_regular(p / "backend.json")):
         recording = folder / f"{pack.id}.predictions.jsonl"
         refresh = refresh_command(pack, folder.name, root)
-        splits = list(pack.splits) if pack.declares_splits else [""]
-        for split in splits:
+        for split in pack.splits:
             path = results_file(folder, pack.id, split)
             if not exists(path):
                 if is_regular(recording):
