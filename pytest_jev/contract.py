@@ -52,6 +52,11 @@ class AnswerSpec:
         return cls.make(qid, kind)
 
 
+def specs_of(questions: Mapping[str, Mapping[str, Any]]) -> dict[str, AnswerSpec]:
+    """The contract of each question of a request, as it was sent."""
+    return {qid: AnswerSpec.of_sent(qid, q) for qid, q in questions.items()}
+
+
 def problems(spec: AnswerSpec, answer: Any) -> list[str]:
     """Why `answer` breaks its question's contract; empty when it honours it."""
     qid = spec.qid

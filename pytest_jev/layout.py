@@ -12,7 +12,7 @@ through safe_name(), so a served model name can never become a path.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -133,17 +133,17 @@ def folder_identity(folder: Path) -> tuple[str | None, str | None]:
 
 # -- finding a pack's recording --------------------------------------------------------------
 
-def backend_folders(results_dir: Path, spec: str, model: str | None = None) -> list[Path]:
+def backend_folders(results_dir: Path, spec: str) -> list[Path]:
     """Folders under `results_dir` holding recordings of the backend `spec` names.
 
     A folder is named by the model served, so a kind (`jev`, `sparrow`) or a model spec
     (`openai:qwen2.5:7b`, `sonnet`) is matched against what each folder's backend.json
-    says: its backend kind and, for model specs (or with --jev-model), its model. Never by
-    a prefix of the folder name (`openai:mi` must not find `minilm-...`)."""
+    says: its backend kind and, for model specs, its model. Never by a prefix of the
+    folder name (`openai:mi` must not find `minilm-...`)."""
     from .backends.registry import kind_of, model_of
 
     kind = kind_of(spec)
-    wanted = model or model_of(spec)
+    wanted = model_of(spec)
     if not results_dir.is_dir():
         return []
     found = []
@@ -161,23 +161,27 @@ def _same_model(recorded: str | None, wanted: str) -> bool:
 
 
 def candidate_recordings(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,
-                         results_dir: Path, model: str | None = None, tested: str | None = None) -> list[Path]:
+                         results_dir: Path, tested: str | None = None) -> Iterator[Path]:
     """Where a pack's recording is looked for, in order (the first regular file wins):
     --jev-recording; results/<backend>/ when --jev-backend names a folder; the folders of
     that backend kind or model, newest recording first; else the pack's predictions.jsonl,
     which is also where jevassert keeps the pinned (`tested`) Jev model's recording, so a
-    backend naming that model (`jev`, `jev-1.13.0`, or its results folder) finds it there."""
+    backend naming that model (`jev`, `jev-1.13.0`, or its results folder) finds it there.
+    Lazy: the backend folders are only read when the folder --jev-backend names has none."""
     if explicit:
         path = Path(explicit)
-        return [path / f"{pack_id}{PREDICTIONS_SUFFIX}" if path.is_dir() else path]
-    if backend:
-        exact = results_dir / safe_name(backend) / f"{pack_id}{PREDICTIONS_SUFFIX}"
-        family = [folder / f"{pack_id}{PREDICTIONS_SUFFIX}" for folder in backend_folders(results_dir, backend, model)]
+        yield path / f"{pack_id}{PREDICTIONS_SUFFIX}" if path.is_dir() else path
+    elif backend:
+        exact = recording_file(results_dir, backend, pack_id)
+        yield exact
+        family = [folder / f"{pack_id}{PREDICTIONS_SUFFIX}" for folder in backend_folders(results_dir, backend)]
         family = [p for p in family if is_regular(p) and p != exact]
         family.sort(key=lambda p: (-p.stat().st_mtime, str(p)))
-        pinned = [pack_recording(pack_dir)] if tested and _names_pinned(backend, tested, results_dir) else []
-        return [exact, *family, *pinned]
-    return [pack_recording(pack_dir)]
+        yield from family
+        if tested and _names_pinned(backend, tested, results_dir):
+            yield pack_recording(pack_dir)
+    else:
+        yield pack_recording(pack_dir)
 
 
 def _names_pinned(backend: str, tested: str, results_dir: Path) -> bool:
@@ -192,12 +196,13 @@ def _names_pinned(backend: str, tested: str, results_dir: Path) -> bool:
 
 
 def find_recording(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,
-                   results_dir: Path, model: str | None = None, tested: str | None = None) -> Path:
-    tried = candidate_recordings(pack_dir, pack_id, explicit=explicit, backend=backend,
-                                 results_dir=results_dir, model=model, tested=tested)
-    for path in tried:
+                   results_dir: Path, tested: str | None = None) -> Path:
+    tried = []
+    for path in candidate_recordings(pack_dir, pack_id, explicit=explicit, backend=backend,
+                                     results_dir=results_dir, tested=tested):
         if exists(path):  # a folder or FIFO in its place is reported by the reader, not skipped
             return path
+        tried.append(path)
     if backend:
         where = f"{tried[0]}, nor any folder of {results_dir} whose backend.json names backend {backend!r}"
         how = f"pytest {pack_dir} --jev-record --jev-backend={backend}"

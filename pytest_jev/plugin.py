@@ -89,7 +89,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         from .record.session import record_selection, selection_from_items
 
         try:
-            record_selection(config, options, selection_from_items(session.items))
+            record_selection(config, options, *selection_from_items(session.items))
         except JevError as exc:
             raise pytest.UsageError(exc.one_line()) from None
         if options.dry_run:

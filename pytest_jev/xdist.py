@@ -13,26 +13,25 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from .errors import JevError
-from .nodes import OPTIONS_KEY, RUNS_KEY
+from .nodes import OPTIONS_KEY, RUNS_KEY, split_pack_nodeid
 from .results import RunResult
 
 OUTPUT_KEY = "jev_runs"
 FAILURES_KEY = "jev_failures"
-PACK_FILE = "pack.yaml"
 
 
 def pack_scope(nodeid: str) -> str | None:
     """The work unit of a pack item: its pack.yaml, plus its split when it has one; None for
     any other test."""
-    path, sep, rest = nodeid.partition("::")
-    if not sep or Path(path).name != PACK_FILE:
+    found = split_pack_nodeid(nodeid)
+    if found is None:
         return None
+    path, rest = found
     parts = rest.split("::")
     return path if len(parts) == 1 else f"{path}::{parts[0]}"
 

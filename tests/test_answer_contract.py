@@ -16,9 +16,10 @@ from packfiles import write_pack
 
 from pytest_jev.backends.base import Answer, Request
 from pytest_jev.backends.mock import MockBackend
+from pytest_jev.contract import specs_of
 from pytest_jev.grade import grade
 from pytest_jev.packs import load_pack
-from pytest_jev.record.engine import build_requests, plan, record_pack_sync, specs_of, usable
+from pytest_jev.record.engine import build_requests, plan, record_pack_sync, usable
 from pytest_jev.recording_file import Recording
 
 _PACKS: list[Any] = []

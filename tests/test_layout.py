@@ -62,7 +62,7 @@ def test_a_backend_finds_only_its_own_folders(tmp_path: Path) -> None:
     assert backend_folders(results, "jev") == [jev]
     assert backend_folders(results, "sonnet") == [theirs]
     assert backend_folders(results, "openai:llama3") == []
-    found = candidate_recordings(tmp_path, "p", explicit=None, backend="openai:mi", results_dir=results)
+    found = list(candidate_recordings(tmp_path, "p", explicit=None, backend="openai:mi", results_dir=results))
     assert found == [results / "openai-mi" / "p.predictions.jsonl", mi / "p.predictions.jsonl"]
 
 

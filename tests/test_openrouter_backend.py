@@ -12,7 +12,10 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +27,15 @@ import pytest
 from packfiles import lines_by_case, write_pack
 from servers import LoopbackServer, Reply, Seen, answers_for, per_case_script
 
-import pytest_jev.backends.openrouter
 from pytest_jev import layout
 from pytest_jev.backends.base import AuthError, Request
-from pytest_jev.backends.openrouter import DEFAULT_MODEL, OpenRouterBackend, folder_name
+from pytest_jev.backends.openrouter import DEFAULT_MODEL, OpenRouterBackend
 from pytest_jev.backends.registry import (
     NAMES,
+    asked_model,
     check_ready,
     estimate_tokens,
+    folder_name,
     kind_of,
     list_price,
     make_backend,
@@ -192,7 +196,7 @@ def test_401_stops_the_run_naming_the_variable(pytester: pytest.Pytester) -> Non
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*HTTP 401*invalid key in Bearer [*][*][*]*check OPENROUTER_API_KEY*"])
     assert server.per_case["c-003"] == 1 and "c-004" not in server.per_case  # no retry, nothing after
-    journal = f"results/{folder_name(DEFAULT_MODEL)}/tiny-pack.predictions.jsonl.journal.jsonl"
+    journal = f"results/{folder_name('openrouter', DEFAULT_MODEL)}/tiny-pack.predictions.jsonl.journal.jsonl"
     assert list(lines_by_case(pytester.path / journal)) == ["c-001", "c-002"]  # kept for the next run
     assert journal in assert_key_absent(pytester.path, run_output(result))
 
@@ -394,6 +398,37 @@ def test_folder_names_come_from_the_served_model() -> None:
 
 # ---- the registry ----------------------------------------------------------------------------------
 
+@pytest.mark.parametrize(("spec", "model", "asked"), [
+    ("openrouter:typesafe/jev-1.14", "typesafe/jev-9", "typesafe/jev-1.14"),  # the spec's model wins
+    ("openrouter", "typesafe/jev-9", "typesafe/jev-9"),
+    ("openrouter", None, DEFAULT_MODEL),
+    ("sonnet", None, "claude-sonnet-5"),
+    ("sonnet", "claude-x", "claude-x"),
+    ("anthropic:claude-y", "claude-x", "claude-y"),
+    ("openai:qwen2.5:7b", "other", "qwen2.5:7b"),
+])
+def test_one_rule_decides_the_model_asked_for(spec: str, model: str | None, asked: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """What make_backend asks for is what the dry run prices and the results folder is named by."""
+    from pytest_jev.record.session import _folder_id, _requested_model
+
+    for var in ("OPENROUTER_API_KEY", "ANTHROPIC_API_KEY"):
+        monkeypatch.setenv(var, "sk-test-not-sent")  # built, never called
+    assert asked_model(spec, model) == asked
+    backend = make_backend(spec, model=model)
+    assert backend.model == asked  # type: ignore[attr-defined]
+    assert _folder_id(spec, model) == backend.backend_id(None) == folder_name(kind_of(spec), asked)
+    if kind_of(spec) == "openrouter":
+        assert _requested_model(spec, model) == asked
+
+
+def test_bare_and_kind_only_specs_leave_the_model_to_the_backend() -> None:
+    assert asked_model("jev", None) is None and asked_model("jev", "jev-1.14.0") == "jev-1.14.0"
+    assert asked_model("sparrow", None) is None
+    with pytest.raises(OptionError, match="names no model"):
+        make_backend("openrouter:")
+
+
 def test_registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert {"openrouter", "openrouter:<model>"} <= set(NAMES)
     assert kind_of("openrouter") == kind_of("OpenRouter:typesafe/jev-1.13") == "openrouter"
@@ -436,6 +471,9 @@ def test_replay_finds_jevassert_openrouter_folders(tmp_path: Path) -> None:
     assert layout.backend_folders(results, "openrouter:typesafe/jev-1.14") == []
 
 
-def test_module_is_importable_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENROUTER_API_KEY")
-    assert pytest_jev.backends.openrouter.folder_name(SERVED) == FOLDER  # nothing reads the key at import
+def test_module_is_importable_without_a_key() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}
+    code = "import pytest_jev.backends.openrouter as m; print(m.folder_name('openrouter', m.DEFAULT_MODEL))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr  # nothing reads the key at import
+    assert done.stdout.strip() == "typesafe-jev-1.13-openrouter"

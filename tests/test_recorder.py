@@ -19,10 +19,10 @@ from servers import LoopbackServer, ok_reply
 from pytest_jev.backends.base import Answer, AuthError, Request
 from pytest_jev.backends.mock import MockBackend
 from pytest_jev.backends.registry import estimate_tokens, make_backend
-from pytest_jev.contract import answers_problems
+from pytest_jev.contract import answers_problems, specs_of
 from pytest_jev.errors import OptionError
 from pytest_jev.packs import load_pack
-from pytest_jev.record.engine import build_requests, plan, record_pack_sync, specs_of
+from pytest_jev.record.engine import build_requests, plan, record_pack_sync
 from pytest_jev.record.journal import journal_path
 from pytest_jev.recording_file import load_recording
 

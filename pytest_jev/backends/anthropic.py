@@ -14,10 +14,9 @@ from typing import Any
 
 import httpx
 
-from ..layout import safe_name
 from .base import AuthError
 from .llm import Exchange, LLMBackend, as_object, error_object, provider_schema, token_count, usable_key
-from .registry import SONNET, SONNET_MODEL
+from .registry import SONNET, SONNET_MODEL, folder_name
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_VAR = "ANTHROPIC_API_KEY"
@@ -47,10 +46,6 @@ def list_price(model: str) -> tuple[float, float] | None:
     return None
 
 
-def _folder_name(model: str) -> str:
-    return safe_name(model.lower(), fallback="anthropic")
-
-
 class AnthropicBackend(LLMBackend):
     name = "anthropic"
     key_var = KEY_VAR
@@ -67,7 +62,7 @@ class AnthropicBackend(LLMBackend):
         self.price = price or list_price(model)
 
     def backend_id(self, served_model: str | None) -> str:
-        return _folder_name(served_model or self.model)
+        return folder_name("anthropic", served_model or self.model)
 
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {

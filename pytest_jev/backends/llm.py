@@ -29,6 +29,7 @@ from typing import Any
 import httpx
 
 from .base import Answer, AuthError, Request
+from .registry import text_tokens
 from .shapes import BadQuestion, check_questions, labels_of, noul_answer, shape, text_of
 from .typesafe import error_message, retry_after_s
 
@@ -175,9 +176,6 @@ def provider_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-CHARS_PER_TOKEN = 4  # a rough, provider-neutral rate for estimates (--jev-dry-run), never for billing
-
-
 def estimate_tokens(state: Any, questions: Mapping[str, Mapping[str, Any]], structured: bool = True
                     ) -> tuple[int, int]:
     """(input, output) tokens one call is likely to bill, from the texts actually sent: the
@@ -189,11 +187,7 @@ def estimate_tokens(state: Any, questions: Mapping[str, Mapping[str, Any]], stru
         sent += json.dumps(provider_schema(schema), ensure_ascii=False)
     reply = {"answers": {qid: 0.1234 if q["type"] == "noul" else dict.fromkeys(labels_of(q), 0.1234)
                          for qid, q in questions.items()}}
-    return _tokens(sent), _tokens(json.dumps(reply))
-
-
-def _tokens(text: str) -> int:
-    return len(text) // CHARS_PER_TOKEN + 1
+    return text_tokens(sent), text_tokens(json.dumps(reply))
 
 
 def max_output_tokens(questions: Mapping[str, Mapping[str, Any]]) -> int:

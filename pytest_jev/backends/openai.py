@@ -13,18 +13,13 @@ from typing import Any
 
 import httpx
 
-from ..layout import safe_name
 from .llm import Exchange, LLMBackend, as_object, error_object, provider_schema, token_count, usable_key
+from .registry import folder_name
 
 DEFAULT_BASE_URL = "http://localhost:11434/v1"  # Ollama; vLLM serves http://localhost:8000/v1
 KEY_VAR = "OPENAI_API_KEY"
 BASE_VAR = "OPENAI_BASE_URL"
 NO_KEY = "not-needed"  # local servers ignore the key but some clients insist on a Bearer header
-
-
-def sanitize(model: str) -> str:
-    """A folder-safe form of a model name: qwen2.5:7b -> qwen2.5-7b."""
-    return safe_name(model.lower(), fallback="model")
 
 
 class OpenAIBackend(LLMBackend):
@@ -43,7 +38,7 @@ class OpenAIBackend(LLMBackend):
         self.temperature = temperature
 
     def backend_id(self, served_model: str | None) -> str:
-        return f"{sanitize(served_model or self.model)}-openai"
+        return folder_name("openai", served_model or self.model)
 
     def describe(self) -> dict[str, Any]:
         return {"provider": "OpenAI-compatible chat completions", "backend": self.name, "model": self.model,

@@ -38,28 +38,20 @@ from typing import Any
 
 import httpx
 
-from ..layout import MAX_NAME, safe_name
 from ..numbers import at_least_zero
 from .base import Answer, AuthError, Request
-from .registry import OPENROUTER_MODEL
+from .registry import OPENROUTER_MODEL, folder_name
 from .typesafe import PRICING, RETRYABLE, TypeSafeBackend, _failure, error_message, key_from_env
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api"
 DEFAULT_MODEL = OPENROUTER_MODEL  # typesafe/jev-1.13
 KEY_VAR = "OPENROUTER_API_KEY"
 BASE_VAR = "OPENROUTER_BASE_URL"
-SUFFIX = "-openrouter"
 OPTIONAL_FIELDS = ("probabilities", "confidence", "legend")
 
 
 def read_key() -> str:
     return key_from_env(KEY_VAR, "the openrouter backend needs an OpenRouter API key")
-
-
-def folder_name(model: str) -> str:
-    """The results folder of a model served through OpenRouter: safe, lower case, `-openrouter`."""
-    base = safe_name(model.lower(), fallback="jev")[:MAX_NAME - len(SUFFIX)].rstrip("-.")
-    return f"{base or 'jev'}{SUFFIX}"
 
 
 class OpenRouterBackend(TypeSafeBackend):
@@ -69,7 +61,7 @@ class OpenRouterBackend(TypeSafeBackend):
     default_base_url = DEFAULT_BASE_URL
 
     def backend_id(self, served_model: str | None) -> str:
-        return folder_name(served_model or self.model)
+        return folder_name("openrouter", served_model or self.model)
 
     def describe(self) -> dict[str, Any]:
         info: dict[str, Any] = {"provider": "openrouter", "backend": self.name, "model": self.model,

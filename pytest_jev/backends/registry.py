@@ -17,6 +17,8 @@ SONNET = "sonnet"
 SONNET_MODEL = "claude-sonnet-5"  # what `sonnet` means (Sonnet 5.5's exact id is unconfirmed: anthropic:<id>)
 OPENROUTER = "openrouter"
 OPENROUTER_MODEL = "typesafe/jev-1.13"  # what bare `openrouter` asks for: Jev pinned, OpenRouter's id
+DEFAULT_MODELS = {SONNET: SONNET_MODEL, OPENROUTER: OPENROUTER_MODEL}  # what a bare spec means
+OPENROUTER_SUFFIX = "-openrouter"
 
 # List prices, USD per million tokens (input, output): wire-contract §1.4; Anthropic's in anthropic.py.
 _JEV = (0.042, 0.0)
@@ -40,13 +42,43 @@ def model_of(spec: str) -> str | None:
     (typesafe/jev-1.13), `openrouter:<model>`); None for a kind whose model is whatever the
     backend serves (jev, sparrow, minilm, mock)."""
     name = spec.strip()
-    if name.lower() == SONNET:
-        return SONNET_MODEL
-    if name.lower() == OPENROUTER:
-        return OPENROUTER_MODEL
+    if name.lower() in DEFAULT_MODELS:
+        return DEFAULT_MODELS[name.lower()]
+    return _named_model(name)
+
+
+def _named_model(name: str) -> str | None:
+    """The <model> of anthropic:<model>, openai:<model>, openrouter:<model> (None when empty)."""
     if ":" in name and kind_of(name) in ("anthropic", "openai", "openrouter"):
         return name.split(":", 1)[1].strip() or None
     return None
+
+
+def asked_model(spec: str, model: str | None) -> str | None:
+    """The model a backend built from `spec` and --jev-model (`model`) asks for, as make_backend
+    decides it: the model the spec names wins, then --jev-model, then what a bare spec means
+    (sonnet, openrouter); None leaves it to the backend (jev asks for the pack's tested version)."""
+    name = spec.strip()
+    if ":" in name and kind_of(name) in ("anthropic", "openai", "openrouter"):
+        return _named_model(name)
+    return model or DEFAULT_MODELS.get(name.lower())
+
+
+def folder_name(kind: str, model: str) -> str:
+    """The results folder of a model an HTTP model backend serves (the served model once known,
+    else the one asked for): lower case and path-safe; `<model>-openai` for an OpenAI-compatible
+    server, `<model>-openrouter` (within MAX_NAME) through OpenRouter, `<model>` for Anthropic."""
+    from ..layout import MAX_NAME, safe_name
+
+    low = model.lower()
+    if kind == "openai":
+        return f"{safe_name(low, fallback='model')}-openai"
+    if kind == "openrouter":
+        base = safe_name(low, fallback="jev")[:MAX_NAME - len(OPENROUTER_SUFFIX)].rstrip("-.")
+        return f"{base or 'jev'}{OPENROUTER_SUFFIX}"
+    if kind == "anthropic":
+        return safe_name(low, fallback="anthropic")
+    raise ValueError(f"no model folder rule for backend kind {kind!r}")
 
 
 def estimate_tokens(spec: str, request: Request) -> tuple[int, int]:
@@ -60,7 +92,15 @@ def estimate_tokens(spec: str, request: Request) -> tuple[int, int]:
         return llm_estimate(request.state, request.questions)
     body = json.dumps({"model": request.model, "state": request.state, "questions": request.questions},
                       ensure_ascii=False)
-    return len(body) // 4 + 1, 0
+    return text_tokens(body), 0
+
+
+CHARS_PER_TOKEN = 4  # a rough, provider-neutral rate for estimates (--jev-dry-run), never for billing
+
+
+def text_tokens(text: str) -> int:
+    """Tokens a text is estimated to bill."""
+    return len(text) // CHARS_PER_TOKEN + 1
 
 
 def list_price(spec: str, model: str | None = None) -> tuple[float, float] | None:
@@ -72,7 +112,7 @@ def list_price(spec: str, model: str | None = None) -> tuple[float, float] | Non
         return _FREE
     if kind == "anthropic":
         anthropic = importlib.import_module(".anthropic", __package__)
-        wanted = (model or (spec.split(":", 1)[1] if ":" in spec else SONNET)).strip()
+        wanted = asked_model(spec, model) or ""
         price: tuple[float, float] | None = anthropic.list_price(anthropic.ALIASES.get(wanted.lower(), wanted))
         return price
     return None
@@ -87,7 +127,7 @@ def make_backend(spec: str, *, base_url: str | None = None, model: str | None = 
         from .typesafe import TypeSafeBackend
         return TypeSafeBackend(base_url=base_url, model=model, **kw)
     if low == "openrouter" or low.startswith("openrouter:"):
-        chosen = name.split(":", 1)[1].strip() if ":" in name else model
+        chosen = asked_model(name, model)
         if ":" in name:
             _need_model(name, chosen or "")
         from .openrouter import make_openrouter
@@ -101,12 +141,12 @@ def make_backend(spec: str, *, base_url: str | None = None, model: str | None = 
         local = importlib.import_module(".local", __package__)
         return _call(getattr(local, f"make_{low}"), model=model, base_url=base_url, **kw)
     if low == "sonnet" or low.startswith("anthropic:"):
-        chosen = name.split(":", 1)[1].strip() if ":" in name else (model or SONNET)
+        chosen = asked_model(name, model) or ""
         _need_model(name, chosen)
         module = importlib.import_module(".anthropic", __package__)
         return _call(module.make_anthropic, chosen, base_url=base_url, **kw)
     if low.startswith("openai:"):
-        chosen = name.split(":", 1)[1].strip()
+        chosen = asked_model(name, model) or ""
         _need_model(name, chosen)
         module = importlib.import_module(".openai", __package__)
         return _call(module.make_openai, chosen, base_url=base_url, **kw)

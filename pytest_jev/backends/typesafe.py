@@ -47,9 +47,10 @@ class _Shard:
         self.busy = 0
 
 
-def resolve_base_url(base_url: str | None) -> str:
-    """explicit > TYPESAFE_BASE_URL > default; trailing / stripped; the base has no /v1."""
-    return (base_url or os.environ.get(BASE_VAR) or DEFAULT_BASE_URL).rstrip("/")
+def resolve_base_url(base_url: str | None, base_var: str = BASE_VAR, default: str = DEFAULT_BASE_URL) -> str:
+    """explicit > $TYPESAFE_BASE_URL (a route's own variable) > default; trailing / stripped; the
+    base has no /v1."""
+    return (base_url or os.environ.get(base_var) or default).rstrip("/")
 
 
 def read_key() -> str:
@@ -151,7 +152,7 @@ class TypeSafeBackend:
     def __init__(self, *, base_url: str | None = None, model: str | None = None,
                  transport: httpx.AsyncBaseTransport | None = None, timeout_s: float = 30.0) -> None:
         self._key = self._read_key()
-        self.base_url = (base_url or os.environ.get(self.base_var) or self.default_base_url).rstrip("/")
+        self.base_url = resolve_base_url(base_url, self.base_var, self.default_base_url)
         self.url = f"{self.base_url}/v1/systemone"
         self.model = model or self._default_model()
         self._transport = transport

@@ -12,7 +12,7 @@ from .items import (
     JevItem,
     PackWarning,
 )
-from .packfile import PACK_FILE, BrokenPack, PackFile, broken_pack_problem
+from .packfile import PACK_FILE, BrokenPack, PackFile, broken_pack_problem, split_pack_nodeid
 from .registry_items import WRITTEN_KEY, ResultsItem
 from .runs import OPTIONS_KEY, RUNS_KEY, STABILITY_KEY, PackRun, RunStore
 
@@ -38,5 +38,6 @@ __all__ = [
     "RunStore",
     "broken_pack_problem",
     "freeze_if_large",
+    "split_pack_nodeid",
     "unfreeze",
 ]

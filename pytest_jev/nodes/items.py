@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
@@ -30,7 +30,7 @@ class PackWarning(pytest.PytestWarning):
 
 
 class JevFailure(Exception):
-    """A pack item failed; `lines` is exactly what the report shows."""
+    """A pack item failed; `lines` is what the report shows, each made printable there (repr_failure)."""
 
     def __init__(self, lines: list[str]) -> None:
         super().__init__("\n".join(lines))
@@ -100,17 +100,23 @@ class RunItem(JevItem):
         says why, when there is no usable recording or its numbers are refused."""
         run = self.run
         run.prepare()
-        here = self.nodeid.rsplit("::", 1)[0]
-        if run.refusal is not None:
-            check, why = run.refusal
-            pytest.skip(f"{REFUSED}: {why}: see {here}::{check}")
+        self.skip_if_refused(run)
         if run.problem is not None:
-            pytest.skip(f"{NO_RECORDING}: see {here}::check[recording]")
+            self.skip_no_recording()
         run.start(self.config.stash[RUNS_KEY], apart=not self.bulk)
         return run
 
-    def result(self) -> PackResult:
-        return self.ready().result()
+    def skip_if_refused(self, run: PackRun, own_check: str | None = None) -> None:
+        """Skip, naming the check item that refused the run's numbers (unless it is this one)."""
+        if run.refusal is not None and run.refusal[0] != own_check:
+            check, why = run.refusal
+            pytest.skip(f"{REFUSED}: {why}: see {self._pack_nodeid()}::{check}")
+
+    def skip_no_recording(self) -> NoReturn:
+        pytest.skip(f"{NO_RECORDING}: see {self._pack_nodeid()}::check[recording]")
+
+    def _pack_nodeid(self) -> str:
+        return self.nodeid.rsplit("::", 1)[0]
 
 
 class CheckItem(RunItem):
@@ -136,11 +142,10 @@ class CheckItem(RunItem):
                 raise JevFailure([frozen])
             return None
         run.prepare()
-        if run.refusal is not None and run.refusal[0] != f"check[{self.check}]":
-            pytest.skip(f"{REFUSED}: {run.refusal[1]}: see {self.nodeid.rsplit('::', 1)[0]}::{run.refusal[0]}")
+        self.skip_if_refused(run, own_check=f"check[{self.check}]")
         if run.problem is not None:
             if self.check == "rubric":
-                pytest.skip(f"{NO_RECORDING}: see {self.nodeid.rsplit('::', 1)[0]}::check[recording]")
+                self.skip_no_recording()
             raise JevFailure([run.problem.one_line()])
         assert run.prepared is not None
         if self.check == "protocol":
@@ -256,7 +261,7 @@ def problem_lines(case_file: Path, case: Case, outcome: CaseOutcome, recording: 
         fix = "; re-record the case (--jev-record)" if outcome.status == "invalid" else ""
     else:
         where, fix = f"{case_file}:{case.line}", ""
-    return [f"{where}: case {printable(case.id)}: {problem}{fix}" for problem in outcome.problems]
+    return [f"{where}: case {case.id}: {problem}{fix}" for problem in outcome.problems]
 
 
 def gate_failure_lines(gate: GateResult, result: PackResult) -> list[str]:
@@ -284,5 +289,5 @@ def mismatch_record(pack_id: str, case: Case, outcome: CaseOutcome) -> dict[str,
 
 
 def mismatch_lines(case: Case, outcome: CaseOutcome) -> list[str]:
-    return [f"case {printable(case.id)}: {m.question} expected {json.dumps(m.expected)} got {json.dumps(m.got)} "
-            f"(p={m.probability:.2f}); state {printable(excerpt(case.state))}" for m in outcome.misses]
+    return [f"case {case.id}: {m.question} expected {json.dumps(m.expected)} got {json.dumps(m.got)} "
+            f"(p={m.probability:.2f}); state {excerpt(case.state)}" for m in outcome.misses]

@@ -21,6 +21,18 @@ from .registry_items import ResultsItem
 from .runs import OPTIONS_KEY, PackRun
 
 PACK_FILE = "pack.yaml"
+
+
+def split_pack_nodeid(nodeid: str) -> tuple[str, str] | None:
+    """(pack.yaml's path, the rest) of a pack item's node id, e.g. ("packs/x/pack.yaml",
+    "tune::case[a]"); None for any other test. String work only: the xdist controller calls
+    it once per item, 100,000 times for a large pack."""
+    path, sep, rest = nodeid.partition("::")
+    if not sep or (path != PACK_FILE and not path.endswith("/" + PACK_FILE)):
+        return None
+    return path, rest
+
+
 # files that make a folder look like a pack whose pack.yaml is missing or misnamed
 PACK_HINTS = ("pack.yml", "cases.jsonl", "gates.yaml")
 

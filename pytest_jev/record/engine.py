@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request, fingerprints, plugin_version
-from ..contract import AnswerSpec, answers_problems
+from ..contract import AnswerSpec, answers_problems, specs_of
 from ..errors import OptionError, RecordingError
 from ..packs.model import Case, Pack
 from ..protocol.rubric import question_fingerprints, rubric_fingerprint
@@ -125,10 +125,6 @@ def per_questions(cache: dict[int, tuple[Any, T]], questions: Any, make: Callabl
     value = make(questions)
     cache[id(questions)] = (questions, value)
     return value
-
-
-def specs_of(questions: Mapping[str, Mapping[str, Any]]) -> dict[str, AnswerSpec]:
-    return {qid: AnswerSpec.of_sent(qid, q) for qid, q in questions.items()}
 
 
 def usable(line: Mapping[str, Any] | None, fingerprint: str, specs: Mapping[str, AnswerSpec], *,
@@ -466,8 +462,9 @@ def _final_lines(pack: Pack, planned: Plan, run: _Run, keep: Mapping[str, dict[s
 
 
 def _summary_none(planned: Plan, out_path: Path, elapsed: float) -> RecordSummary:
-    good = sum(usable(planned.existing.get(r.case_id), planned.fingerprints[r.case_id], specs_of(r.questions),
-                      strict=False) for r in planned.requests)
+    cache: dict[int, tuple[Any, Mapping[str, AnswerSpec]]] = {}
+    good = sum(usable(planned.existing.get(r.case_id), planned.fingerprints[r.case_id],
+                      per_questions(cache, r.questions, specs_of), strict=False) for r in planned.requests)
     models = {str(line["model"]) for line in planned.existing.values() if isinstance(line.get("model"), str)}
     return RecordSummary(out_path, len(planned.requests), 0, good, len(planned.requests) - good,
                          tuple(sorted(models)), elapsed, 0.0, "none")

@@ -22,10 +22,11 @@ import pytest
 from .. import layout
 from ..errors import JevError, node_name_part
 from ..files import is_regular
+from ..nodes.packfile import PACK_FILE, split_pack_nodeid
 from ..nodes.runs import STABILITY_KEY
 from ..options import Options
+from ..packs.model import Pack
 
-PACK_FILE = "pack.yaml"
 WHOLE_PACK = None  # a selection entry meaning every case of the pack
 
 # pack folder -> the node names of its selected case items, or WHOLE_PACK
@@ -45,41 +46,54 @@ def _add(selection: Selection, folder: Path, name: str) -> None:
         chosen.add(name)
 
 
-def selection_from_items(items: Iterable[pytest.Item]) -> Selection:
-    """The packs and cases the session selected, from its items (no xdist)."""
+def selection_from_items(items: Iterable[pytest.Item]) -> tuple[Selection, dict[Path, Pack]]:
+    """The packs and cases the session selected, from its items (no xdist), and the packs
+    those items loaded, so that recording does not load them again."""
     selection: Selection = {}
+    packs: dict[Path, Pack] = {}
     for item in items:
         pack = getattr(item, "pack", None)
         if pack is not None and item.path.name == PACK_FILE:
             _add(selection, pack.path, item.name)
-    return selection
+            packs[pack.path] = pack
+    return selection, packs
 
 
 def selection_from_nodeids(nodeids: Iterable[str], rootdir: Path) -> Selection:
     """The same, from the node ids an xdist worker collected (the controller has no items)."""
     selection: Selection = {}
+    folders: dict[str, Path] = {}  # pack.yaml's path in the node id -> its folder, resolved once
     for nodeid in nodeids:
-        path, sep, rest = nodeid.partition("::")
-        if sep and Path(path).name == PACK_FILE:
-            _add(selection, (rootdir / path).parent.resolve(), rest.rsplit("::", 1)[-1])
+        found = split_pack_nodeid(nodeid)
+        if found is not None:
+            path, rest = found
+            folder = folders.get(path)
+            if folder is None:
+                folder = folders[path] = (rootdir / path).parent.resolve()
+            _add(selection, folder, rest.rsplit("::", 1)[-1])
     return selection
 
 
-def record_selection(config: pytest.Config, options: Options, selection: Mapping[Path, set[str] | None]) -> None:
-    """Record (or, with --jev-dry-run, estimate) every selected pack's selected cases."""
+def record_selection(config: pytest.Config, options: Options, selection: Mapping[Path, set[str] | None],
+                     loaded: Mapping[Path, Pack] | None = None) -> None:
+    """Record (or, with --jev-dry-run, estimate) every selected pack's selected cases; `loaded`
+    holds the packs collection already loaded (the xdist controller has none)."""
     from ..packs import load_pack
 
     tr = config.pluginmanager.get_plugin("terminalreporter")
     if not options.backend:
-        raise JevError("--jev-record needs a backend", fix="pass --jev-backend=jev|sparrow|minilm|sonnet|"
-                                                         "anthropic:<model>|openai:<model>|mock")
+        from ..backends.registry import NAMES
+
+        raise JevError("--jev-record needs a backend", fix=f"pass --jev-backend={'|'.join(NAMES)}")
     for folder, chosen in sorted(selection.items()):
         if chosen is not WHOLE_PACK and not chosen:
             continue  # only check[spec] selected
-        try:
-            pack = load_pack(folder)
-        except JevError:
-            continue  # its check[spec] item reports the problem
+        pack = (loaded or {}).get(folder)
+        if pack is None:
+            try:
+                pack = load_pack(folder)
+            except JevError:
+                continue  # its check[spec] item reports the problem
         cases = None
         if chosen is not WHOLE_PACK:
             cases = [case for case in pack.cases if f"case[{node_name_part(case.id)}]" in chosen]
@@ -120,32 +134,26 @@ def _dry_run(tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> N
 def _requested_model(spec: str, model: str | None) -> str | None:
     """The model the requests name, when it is not the pack's own `tested` version: --jev-model for
     jev; for OpenRouter always its own model id (lines of two OpenRouter models must differ)."""
-    from ..backends.registry import kind_of, model_of
+    from ..backends.registry import asked_model, kind_of
 
     kind = kind_of(spec)
     if kind == "jev":
         return model
     if kind == "openrouter":
-        return model or model_of(spec)
+        return asked_model(spec, model)
     return None
 
 
 def _folder_id(spec: str, model: str | None) -> str | None:
     """The results folder a backend spec writes to before it knows the model served, when that
     can be told without building the backend (which may need a key); None when it cannot."""
-    from ..backends.registry import kind_of, model_of
+    from ..backends.registry import asked_model, folder_name, kind_of
 
     kind = kind_of(spec)
     if kind == "jev":
         return layout.safe_name(model or "jev-latest")
-    if kind == "openrouter":
-        from ..backends.openrouter import folder_name
-
-        return folder_name(model or model_of(spec) or "")
-    if kind == "openai":
-        return f"{layout.safe_name((model_of(spec) or '').lower(), 'model')}-openai"
-    if kind == "anthropic":
-        return layout.safe_name((model_of(spec) or "").lower(), "anthropic")
+    if kind in ("openrouter", "openai", "anthropic"):
+        return folder_name(kind, asked_model(spec, model) or "")
     return None
 
 
@@ -159,10 +167,7 @@ def _record(config: pytest.Config, tr: Any, options: Options, pack: Any, cases: 
     quiet = config.get_verbosity() < 0
     backend = make_backend(spec, base_url=options.base_url, model=options.model, pack=pack)
     folder_id = layout.safe_name(backend.backend_id(None))
-    # jev asks for --jev-model (else the pack's tested version); OpenRouter for its own model id;
-    # other backends name their model in the spec
-    model = options.model if backend.name == "jev" else getattr(backend, "model", None) \
-        if backend.name == "openrouter" else None
+    model = _requested_model(spec, options.model)
     first = _start_path(options, spec, folder_id, pack, model or pack.record_model, backend)
     first.parent.mkdir(parents=True, exist_ok=True)
     repeat = options.repeat

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ..errors import printable
+from ..errors import node_name_part, printable
 from ..results import RunResult
 
 
@@ -153,7 +153,7 @@ def write_summary(tr: Any, runs: list[RunResult], per_case: list[tuple[str, dict
         prefix = bulk_packs.get(run.pack)
         if prefix is not None:
             for m in run.mismatches:
-                found.append((f"{prefix}::case[{printable(m.case)}]", m.to_json(), ""))
+                found.append((f"{prefix}::case[{node_name_part(m.case)}]", m.to_json(), ""))
     if not found:
         return
     tr.write_sep("-", f"jev mismatches ({len(found)}): valid answers that disagree with the gold label")
