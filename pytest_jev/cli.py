@@ -41,11 +41,11 @@ def _audit_kappa(args: argparse.Namespace) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     from .protocol.merge import merge
-    from .record.journal import atomic_write
+    from .record.journal import write_json
 
     doc = merge([Path(p) for p in args.reports])
     out = Path(args.out)
-    atomic_write(out, (json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+    write_json(out, doc)
     print(f"merged {len(args.reports)} reports of {doc['pack']} ({doc['split']}, {doc['mode']}) into {out}")
     return 0
 

@@ -25,6 +25,7 @@ from .protocol.rubric import RubricCheck, rubric_fingerprint
 from .protocol.rubric import check as check_rubric
 from .protocol.samples import Sample
 from .protocol.samples import build as build_samples
+from .protocol.stats import nearest_rank
 from .recording_file import Recording
 from .results import AuthorCoverage, Cost, CoverageRow, Latency, Mismatch, QuestionResult, RunResult, Suggestion
 
@@ -132,7 +133,7 @@ def usage_and_latency(cases: Sequence[Case], recording: Recording, settings: Set
     cost = Cost(input_tokens=tokens_in if saw_usage else None, output_tokens=tokens_out if saw_usage else None,
                 total_usd=total, per_case_usd=total / len(cases) if total is not None and cases else None,
                 price_input=price_in, price_output=price_out)
-    return cost, Latency(metrics.nearest_rank(latencies, 50), metrics.nearest_rank(latencies, 95))
+    return cost, Latency(nearest_rank(latencies, 50), nearest_rank(latencies, 95))
 
 
 def _author_coverage(pack: Pack, graded: Graded) -> AuthorCoverage | None:

@@ -52,7 +52,11 @@ def read_bytes(path: Path, error: type[JevError], *, fix: str | None = None) -> 
 
 
 def read_text(path: Path, error: type[JevError], *, fix: str | None = None) -> str:
-    data = read_bytes(path, error, fix=fix)
+    return decode(read_bytes(path, error, fix=fix), path, error)
+
+
+def decode(data: bytes, path: Path, error: type[JevError]) -> str:
+    """A file's bytes as UTF-8 text, or `error` naming the file and the first bad byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

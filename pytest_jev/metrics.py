@@ -91,13 +91,6 @@ def brier(p_decision: np.ndarray, got_true: np.ndarray, gold_true: np.ndarray) -
     return py_sum(terms) / n
 
 
-def nearest_rank(values: list[float], pct: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
-
-
 def coverage_rows(prob: np.ndarray, correct: np.ndarray, thresholds: tuple[float, ...] = COVERAGE_THRESHOLDS
                   ) -> list[tuple[float, float, float | None]]:
     """(threshold, coverage, precision) for each threshold: items with p >= t, and how many

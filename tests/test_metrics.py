@@ -15,6 +15,7 @@ from conftest import COMPAT
 from pytest_jev import metrics
 from pytest_jev.evaluate import Settings, evaluate
 from pytest_jev.packs import load_pack
+from pytest_jev.protocol.stats import nearest_rank
 from pytest_jev.recording_file import load_recording
 
 CORPUS = [
@@ -105,9 +106,9 @@ def test_bootstrap_large_random_matches_reference() -> None:
 
 
 def test_nearest_rank_and_coverage() -> None:
-    assert metrics.nearest_rank([5.0, 1.0, 3.0], 50) == 3.0
-    assert metrics.nearest_rank([5.0, 1.0, 3.0], 95) == 5.0
-    assert metrics.nearest_rank([], 50) is None
+    assert nearest_rank([5.0, 1.0, 3.0], 50) == 3.0
+    assert nearest_rank([5.0, 1.0, 3.0], 95) == 5.0
+    assert nearest_rank([], 50) is None
     rows = metrics.coverage_rows(np.asarray([0.5, 0.9, 0.97]), np.asarray([False, True, True]))
     assert rows[-2:] == [(0.9, 2 / 3, 1.0), (0.95, 1 / 3, 1.0)]
 

@@ -51,7 +51,8 @@ class Request:
         return fingerprints([self], backend)[0]
 
 
-def _canonical(value: Any) -> str:
+def canonical_json(value: Any) -> str:
+    """Canonical JSON (sorted keys, no spaces, UTF-8 as is): what every fingerprint hashes."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -65,17 +66,17 @@ def fingerprints(requests: list[Request], backend: str) -> list[str]:
     string one json.dumps of the whole object gives. A pack's requests share one questions dict
     (unless options are shuffled), which is most of the body: serialized once, not once per case.
     """
-    head = '{"backend":' + _canonical(backend) + ","
-    tail = ',"v":' + _canonical(FINGERPRINT_VERSION) + "}"
+    head = '{"backend":' + canonical_json(backend) + ","
+    tail = ',"v":' + canonical_json(FINGERPRINT_VERSION) + "}"
     seen: dict[int, str] = {}  # id() is safe here: every questions object stays alive in `requests`
     out = []
     for req in requests:
         questions = seen.get(id(req.questions))
         if questions is None:
-            questions = seen[id(req.questions)] = _canonical(req.questions)
-        order = "" if req.option_order is None else f'"option_order":{_canonical(req.option_order)},'
-        body = (f'{head}{order}"questions":{questions},"requested_model":{_canonical(req.model)},'
-                f'"state":{_canonical(req.state)}{tail}')
+            questions = seen[id(req.questions)] = canonical_json(req.questions)
+        order = "" if req.option_order is None else f'"option_order":{canonical_json(req.option_order)},'
+        body = (f'{head}{order}"questions":{questions},"requested_model":{canonical_json(req.model)},'
+                f'"state":{canonical_json(req.state)}{tail}')
         out.append("sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest())
     return out
 

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import PackError
-from ..files import exists, read_bytes, read_text
+from ..files import decode, exists, read_bytes
 from ..files import loads as parse_json
 from . import schema
 from .model import Case, Question, Split
@@ -33,10 +33,12 @@ def load_splits(folder: Path, declared: Mapping[str, Any] | None, fields: tuple[
     seen: dict[str, tuple[Path, int]] = {}
     if not declared:
         file = folder / CASES_FILE
-        data = read_bytes(file, PackError, fix="add the golden cases, one JSON object per line") \
-            if exists(file) else None
+        fix = "add the golden cases, one JSON object per line"
+        if not exists(file):
+            raise PackError(f"{file.name} is missing", file=file, fix=fix)
+        data = read_bytes(file, PackError, fix=fix)
         cases = load_cases(file, fields, questions, spec=spec, seen=seen, data=data)
-        return {"": Split("", file, cases, None, None, hashlib.sha256(data or b"").hexdigest(), len(cases))}
+        return {"": Split("", file, cases, None, None, hashlib.sha256(data).hexdigest(), len(cases))}
     if exists(folder / CASES_FILE):
         raise PackError("a pack that declares splits keeps its cases in the split files", file=folder / CASES_FILE,
                         fix="move these cases into a split file declared in pack.yaml, or remove the file")
@@ -82,17 +84,15 @@ def _case_skeleton(doc: Any) -> Hashable:
             tuple((k, type(v), v) for k, v in expect.items()) if isinstance(expect, dict) else type(expect))
 
 
-def load_cases(file: Path, fields: tuple[str, ...], questions: dict[str, Question], *, spec: int = 0,
-               seen: dict[str, tuple[Path, int]] | None = None, data: bytes | None = None) -> tuple[Case, ...]:
-    """The cases of one case file (cases.jsonl, or a split's file; `data`: its bytes, when read
-    already). `seen` carries the ids of the pack's other split files, which must not repeat."""
-    if data is None and not exists(file):
-        raise PackError(f"{file.name} is missing", file=file, fix="add the golden cases, one JSON object per line")
+def load_cases(file: Path, fields: tuple[str, ...], questions: dict[str, Question], *, data: bytes, spec: int = 0,
+               seen: dict[str, tuple[Path, int]] | None = None) -> tuple[Case, ...]:
+    """The cases of one case file (cases.jsonl, or a split's file) from its bytes. `seen`
+    carries the ids of the pack's other split files, which must not repeat."""
     memo = schema.MemoValidator(_case_document(fields, questions), _case_skeleton)
     seen = {} if seen is None else seen
     cases: list[Case] = []
     parse = parse_json
-    for number, line in enumerate(_read_lines(file, data), 1):
+    for number, line in enumerate(split_jsonl(decode(data, file, PackError)), 1):
         text = line.strip()
         if not text:
             raise PackError("blank line", file=file, line=number, fix="delete the empty line")
@@ -137,16 +137,6 @@ def _encodable(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _read_lines(file: Path, data: bytes | None) -> list[str]:
-    if data is None:
-        return split_jsonl(read_text(file, PackError))
-    try:
-        return split_jsonl(data.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise PackError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=file,
-                        fix="save the file as UTF-8") from None
 
 
 def split_jsonl(text: str) -> list[str]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import JevError
 from ..files import loads, read_text
+from ..packs.schema import validator
 
 AGREE = ("pack", "pack_version", "split", "dataset_sha256", "rubric", "protocol_version", "seed", "mode")
 KIND = "jev-packs comparison"
@@ -31,11 +32,8 @@ class MergeError(JevError):
 
 @cache
 def _validator() -> Any:
-    import jsonschema
-
     text = resources.files("pytest_jev.protocol").joinpath("report.schema.json").read_text("utf-8")
-    document = json.loads(text)
-    return jsonschema.validators.validator_for(document)(document)
+    return validator(json.loads(text))
 
 
 def read_report(path: Path) -> dict[str, Any]:

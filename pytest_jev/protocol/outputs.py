@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..record.journal import atomic_write
+from ..record.journal import atomic_write, write_json
 from .thresholds import TUNE, report_path, results_path, retune_problem, thresholds_path, write_thresholds
 
 
@@ -28,8 +28,7 @@ def write(protocol: Mapping[str, Any], pack_id: str, split: str) -> list[Path]:
         written.append(write_thresholds(thresholds_path(folder, pack_id), protocol["thresholds"],
                                         role=protocol["role"]))
     report = report_path(folder, pack_id, split)
-    atomic_write(report, (json.dumps(protocol["report"], indent=2, ensure_ascii=False, sort_keys=True)
-                          + "\n").encode("utf-8"))
+    write_json(report, protocol["report"])
     results = results_path(folder, pack_id, split)
     atomic_write(results, "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
                                   for row in protocol["results"]).encode("utf-8"))

@@ -38,7 +38,8 @@ def by_locale(samples: Sequence[Sample]) -> dict[str, list[Sample]]:
 
 def tune_all(pack: Pack, samples: Sequence[Sample], target: float, min_covered: int) -> dict[str, dict[str, Any]]:
     """Thresholds per question and locale, fitted on these (tune) samples."""
-    return {qid: {locale: tune(group, qid, target, min_covered) for locale, group in by_locale(samples).items()}
+    groups = by_locale(samples)
+    return {qid: {locale: tune(group, qid, target, min_covered) for locale, group in groups.items()}
             for qid in pack.questions}
 
 
@@ -57,22 +58,24 @@ def build(identity: Mapping[str, Any], pack: Pack, samples: Sequence[Sample],
           price: tuple[float | None, float | None]) -> dict[str, Any]:
     """The report: identity, sample counts, and per question x locale (and tag) selective metrics at
     the thresholds applied (question -> locale -> threshold; a locale missing uses no cut)."""
+    groups = by_locale(samples)
+    tagged = {locale: {tag: [s for s in group if tag in s.tags] for tag in sorted({t for s in group for t in s.tags})}
+              for locale, group in groups.items()}  # locale -> tag -> its samples, the same for every question
     questions: dict[str, Any] = {}
     for qid, question in pack.questions.items():
         labels = list(question.labels)
         locales = {}
-        for locale, group in by_locale(samples).items():
+        for locale, group in groups.items():
             t = thresholds.get(qid, {}).get(locale)
             entry = metrics(group, qid, question.type, labels, t, price)
-            tags = sorted({tag for s in group for tag in s.tags})
-            entry["tags"] = {tag: metrics([s for s in group if tag in s.tags], qid, question.type, labels, t, price)
-                             for tag in tags}
+            entry["tags"] = {tag: metrics(subset, qid, question.type, labels, t, price)
+                             for tag, subset in tagged[locale].items()}
             locales[locale] = entry
         questions[qid] = {"type": question.type, "labels": labels, "locales": locales}
     failed = sum(1 for s in samples if s.error is not None)
     doc = {"kind": KIND, **identity, "protocol_version": PROTOCOL_VERSION, "thresholds_source": source,
            "samples": {"total": len(samples), "failed": failed, "answered": len(samples) - failed,
-                       "locales": {loc: len(group) for loc, group in by_locale(samples).items()}},
+                       "locales": {loc: len(group) for loc, group in groups.items()}},
            "questions": questions}
     if identity.get("mode") == "mock":
         doc["note"] = MOCK_NOTE

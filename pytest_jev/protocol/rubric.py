@@ -11,12 +11,11 @@ recording made for other wording (rubric drift) and name each question that chan
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..backends.base import Request, fingerprints
+from ..backends.base import Request, canonical_json, fingerprints
 from ..packs.model import Case, Pack
 from ..recording_file import Recording
 
@@ -24,8 +23,7 @@ FIX = "re-record with --jev-record=all, or restore the wording the recording was
 
 
 def _sha(value: Any) -> str:
-    text = json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
 def question_fingerprints(questions: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:

@@ -14,8 +14,6 @@ from ..grade import Graded, decide
 from ..packs.model import Case, Pack, Question
 from ..recording_file import Recording
 
-ABSTAIN = "unknown"
-
 
 @dataclass(frozen=True, slots=True)
 class Answered:
@@ -53,13 +51,6 @@ class Sample:
                                       "probabilities": dict(a.probabilities), "correct": a.correct}
                                      if (a := self.answers.get(qid)) else {"decision": None})}
                             for qid in self.gold}}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Sample:
-        answers = {qid: Answered(a["gold"], a["decision"], a["probability"], a["probabilities"])
-                   for qid, a in doc["answers"].items() if a.get("decision") is not None}
-        return cls(doc["id"], doc["locale"], tuple(doc["tags"]), {q: a["gold"] for q, a in doc["answers"].items()},
-                   doc["error"], doc["latency_ms"], doc["input_tokens"], doc["output_tokens"], answers)
 
 
 def _label(value: Any) -> str:

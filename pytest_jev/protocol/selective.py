@@ -16,7 +16,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .samples import ABSTAIN, Answered, Sample
+from ..packs.model import ABSTAIN
+from .samples import Answered, Sample
 from .stats import brier, ece_equal_width, nearest_rank, rate
 
 GRID = tuple(step / 100 for step in range(50, 100))  # 0.50 ... 0.99

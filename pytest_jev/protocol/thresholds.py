@@ -72,9 +72,9 @@ def write_thresholds(path: Path, doc: Mapping[str, Any], *, role: str | None) ->
         raise LeakageError(f"thresholds may only be written by a tune run; a {role or 'non-protocol'} run "
                            f"reached the code that writes {path}",
                            fix="thresholds are fitted on the tune split (--jev-tune), never on held-out data")
-    from ..record.journal import atomic_write
+    from ..record.journal import write_json
 
-    atomic_write(path, (json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+    write_json(path, doc)
     return path
 
 

@@ -215,6 +215,11 @@ def atomic_write(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
+def write_json(path: Path, doc: Any) -> None:
+    """A JSON document written atomically: sorted keys, two-space indent, UTF-8, a final newline."""
+    atomic_write(path, (json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+
+
 def write_lines(path: Path, lines: Iterable[Mapping[str, Any] | bytes]) -> None:
     """Atomically write one line per item: a mapping is encoded; bytes are a line encode_line already made."""
     atomic_write(path, b"".join(line if isinstance(line, bytes) else encode_line(line) for line in lines))
