@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from packfiles import write_split_pack
 
 from conftest import write_pack
 
@@ -89,3 +90,21 @@ def test_no_recording(jev_pack_result):
         "(pytest packs/ tests/) or pass path= to its folder",
         "jev_pack_result: no recording for pack 'toy' *"])
     assert "Traceback" not in result.stdout.str()
+
+
+@pytest.mark.parametrize("collected", [True, False])
+def test_a_refused_run_fails_with_one_line(pytester: pytest.Pytester, collected: bool) -> None:
+    folder = write_split_pack(pytester.path / "packs")
+    pytester.makeini("[pytest]\njev_backend = mock\n")
+    assert pytester.runpytest("packs", "--jev-record", "-p", "no:cacheprovider").ret in (0, 1)
+    held = folder / "heldout.jsonl"
+    held.write_text(held.read_text(encoding="utf-8").replace("[en 37]", "[en 37!]"), encoding="utf-8")
+    pytester.makepyfile(test_refused='''
+def test_refused(jev_pack_result):
+    jev_pack_result("split-pack", split="heldout")
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", *(["packs"] if collected else []), "test_refused.py")
+    assert result.parseoutcomes().get("failed", 0) >= 1
+    assert ("jev_pack_result: pack 'split-pack' has no numbers to give: the frozen split changed (its check[split] "
+            "item says what to do)") in result.stdout.lines
+    assert "AssertionError" not in result.stdout.str() and "Traceback" not in result.stdout.str()
