@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import metrics
+from .backends.registry import JEV_LIST_PRICE
 from .bulk import gc_paused
 from .gates import evaluate_gates
 from .grade import Graded, grade
@@ -29,7 +30,7 @@ from .protocol.stats import nearest_rank
 from .recording_file import Recording
 from .results import AuthorCoverage, Cost, CoverageRow, Latency, Mismatch, QuestionResult, RunResult, Suggestion
 
-JEV_PRICE_INPUT = 0.042  # USD per million input tokens, Jev's list price; output is free
+JEV_PRICE_INPUT = JEV_LIST_PRICE[0]  # USD per million input tokens, Jev's list price; output is free
 
 
 @dataclass(frozen=True)

@@ -409,7 +409,9 @@ def test_folder_names_come_from_the_served_model() -> None:
 ])
 def test_one_rule_decides_the_model_asked_for(spec: str, model: str | None, asked: str,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """What make_backend asks for is what the dry run prices and the results folder is named by."""
+    """What make_backend asks for is what the dry run prices, the results folder is named by, and
+    the fixture's request lines name (a marker's model cannot change what such a backend asks)."""
+    from pytest_jev.fixture.session import requested_model
     from pytest_jev.record.session import _folder_id, _requested_model
 
     for var in ("OPENROUTER_API_KEY", "ANTHROPIC_API_KEY"):
@@ -420,11 +422,16 @@ def test_one_rule_decides_the_model_asked_for(spec: str, model: str | None, aske
     assert _folder_id(spec, model) == backend.backend_id(None) == folder_name(kind_of(spec), asked)
     if kind_of(spec) == "openrouter":
         assert _requested_model(spec, model) == asked
+    assert requested_model(spec, "marker-model", model) == asked
 
 
 def test_bare_and_kind_only_specs_leave_the_model_to_the_backend() -> None:
     assert asked_model("jev", None) is None and asked_model("jev", "jev-1.14.0") == "jev-1.14.0"
     assert asked_model("sparrow", None) is None
+    from pytest_jev.fixture.session import requested_model
+
+    assert requested_model("jev", "jev-9", "jev-1.14.0") == "jev-9"  # jev asks what the request names
+    assert requested_model("sparrow", None, None) == "jev-latest"
     with pytest.raises(OptionError, match="names no model"):
         make_backend("openrouter:")
 

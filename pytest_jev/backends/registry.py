@@ -21,7 +21,7 @@ DEFAULT_MODELS = {SONNET: SONNET_MODEL, OPENROUTER: OPENROUTER_MODEL}  # what a 
 OPENROUTER_SUFFIX = "-openrouter"
 
 # List prices, USD per million tokens (input, output): wire-contract §1.4; Anthropic's in anthropic.py.
-_JEV = (0.042, 0.0)
+JEV_LIST_PRICE = (0.042, 0.0)  # Jev: input, output (output is free)
 _FREE = (0.0, 0.0)
 
 
@@ -107,7 +107,7 @@ def list_price(spec: str, model: str | None = None) -> tuple[float, float] | Non
     """(input, output) USD per million tokens at list price; None when unknown."""
     kind = kind_of(spec)
     if kind in ("jev", "openrouter"):  # Jev's list price; OpenRouter's usage.cost stays in each line
-        return _JEV
+        return JEV_LIST_PRICE
     if kind in ("mock", "sparrow", "minilm", "openai"):  # openai = a local OpenAI-compatible server
         return _FREE
     if kind == "anthropic":

@@ -23,12 +23,13 @@ import httpx
 
 from ..layout import safe_name
 from .base import Answer, AuthError, Request, plugin_version
+from .registry import JEV_LIST_PRICE
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-latest"
 KEY_VAR = "TYPESAFE_API_KEY"
 BASE_VAR = "TYPESAFE_BASE_URL"
-PRICING = {"input_usd_per_mtok": 0.042, "output_usd_per_mtok": 0.0}  # wire-contract §1.4
+PRICING = {"input_usd_per_mtok": JEV_LIST_PRICE[0], "output_usd_per_mtok": JEV_LIST_PRICE[1]}  # wire-contract §1.4
 RETRYABLE = frozenset({408, 429, 529}) | frozenset(range(500, 600))
 _PRINTABLE_KEY = re.compile(r"^[\x21-\x7e]+$")
 # httpcore's pool does O(requests x connections) work per request: one client with 32

@@ -40,6 +40,9 @@ from .journal import Journal, atomic_write, journal_path, peek_journal, read_rec
 
 MODES = ("once", "new_episodes", "all", "none")
 MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait gets an error line, not a stalled run
+MAX_ATTEMPTS = 4  # per request, retries included
+TIMEOUT_S = 30.0  # per attempt
+BACKOFF_S = (0.5, 8.0)  # exponential backoff: base and cap, seconds
 TOKEN_KEYS = ("input_tokens", "output_tokens")
 
 
@@ -392,10 +395,10 @@ def _check_args(mode: str, concurrency: int, rpm: float | None, max_attempts: in
 
 
 async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str = "once", concurrency: int = 8,
-                      rpm: float | None = None, model: str | None = None, max_attempts: int = 4,
-                      timeout_s: float = 30.0, progress: Callable[[Progress], None] | None = None,
-                      shuffle_seed: int | None = None, backoff_base_s: float = 0.5,
-                      backoff_max_s: float = 8.0, cases: Sequence[Case] | None = None,
+                      rpm: float | None = None, model: str | None = None, max_attempts: int = MAX_ATTEMPTS,
+                      timeout_s: float = TIMEOUT_S, progress: Callable[[Progress], None] | None = None,
+                      shuffle_seed: int | None = None, backoff_base_s: float = BACKOFF_S[0],
+                      backoff_max_s: float = BACKOFF_S[1], cases: Sequence[Case] | None = None,
                       max_retry_after_s: float = MAX_RETRY_AFTER_S) -> RecordSummary:
     """Record the chosen `cases` (default: all) of `pack` with `backend` into `out_path` (JSONL);
     see the module docstring for modes."""
