@@ -23,6 +23,7 @@ from .numbers import at_least_zero
 PREDICTIONS_SUFFIX = ".predictions.jsonl"
 BACKEND_JSON = "backend.json"
 PACK_RECORDING = "predictions.jsonl"
+SCOREBOARD_PAGE = Path("docs") / "index.html"  # under the registry's root
 # backend.json written by jevassert names a provider, ours the backend kind
 PROVIDER_KINDS = {"typesafe": "jev", "anthropic": "anthropic", "openai": "openai", "openrouter": "openrouter"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -55,6 +56,19 @@ def backend_json(folder: Path) -> Path:
 
 def pack_recording(pack_dir: Path) -> Path:
     return pack_dir / PACK_RECORDING
+
+
+def predictions_in(folder: Path, pack_id: str) -> Path:
+    """A pack's recording in a backend folder: <folder>/<pack>.predictions.jsonl."""
+    return folder / f"{pack_id}{PREDICTIONS_SUFFIX}"
+
+
+def column_folders(results_dir: Path) -> list[Path]:
+    """The backend folders of a results folder (those holding a backend.json), by name."""
+    if not results_dir.is_dir():
+        return []
+    return sorted((p for p in results_dir.iterdir() if p.is_dir() and is_regular(backend_json(p))),
+                  key=lambda p: p.name)
 
 
 def inside(path: Path, folder: Path) -> bool:
@@ -170,11 +184,11 @@ def candidate_recordings(pack_dir: Path, pack_id: str, *, explicit: str | None, 
     Lazy: the backend folders are only read when the folder --jev-backend names has none."""
     if explicit:
         path = Path(explicit)
-        yield path / f"{pack_id}{PREDICTIONS_SUFFIX}" if path.is_dir() else path
+        yield predictions_in(path, pack_id) if path.is_dir() else path
     elif backend:
         exact = recording_file(results_dir, backend, pack_id)
         yield exact
-        family = [folder / f"{pack_id}{PREDICTIONS_SUFFIX}" for folder in backend_folders(results_dir, backend)]
+        family = [predictions_in(folder, pack_id) for folder in backend_folders(results_dir, backend)]
         family = [p for p in family if is_regular(p) and p != exact]
         family.sort(key=lambda p: (-p.stat().st_mtime, str(p)))
         yield from family

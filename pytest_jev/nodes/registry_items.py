@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..layout import SCOREBOARD_PAGE
 from .items import JevFailure, RunItem
 
 WRITTEN_KEY = "jev_written"  # the files a check[results] item wrote, for the controller's summary
@@ -30,7 +31,7 @@ class ResultsItem(RunItem):
                 from ..registry.scoreboard import pack_stale_problem
 
                 problems.extend(p for p in [entry_problem(self.pack, options.rootdir)] if p)
-                if (options.rootdir / "docs" / "index.html").is_file():  # a registry may publish no page
+                if (options.rootdir / SCOREBOARD_PAGE).is_file():  # a registry may publish no page
                     problems.extend(p for p in [pack_stale_problem(options.rootdir, self.pack.id)] if p)
         if problems:
             raise JevFailure(problems)

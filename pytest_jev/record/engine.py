@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from ..backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request, fingerprints, plugin_version
 from ..contract import AnswerSpec, answers_problems, specs_of
 from ..errors import OptionError, RecordingError
+from ..layout import backend_json
 from ..packs.model import Case, Pack
 from ..protocol.rubric import question_fingerprints, rubric_fingerprint
 from .journal import Journal, atomic_write, journal_path, peek_journal, read_recording, scrub, write_lines
@@ -434,9 +435,9 @@ async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str
     if not unchanged:  # nothing asked and nothing dropped: leave the file (and its mtime) alone
         write_lines(out_path, chunks)
     served = Counter(line["model"] for line in final if isinstance(line.get("model"), str))
-    backend_json = out_path.parent / "backend.json"
-    if not unchanged or not backend_json.exists():
-        write_backend_json(backend_json, backend, served.most_common(1)[0][0] if served else None)
+    info = backend_json(out_path.parent)
+    if not unchanged or not info.exists():
+        write_backend_json(info, backend, served.most_common(1)[0][0] if served else None)
     journal.remove()
     return RecordSummary(out_path, len(planned.requests), len(todo), len(keep), run.errors, tuple(sorted(served)),
                          time.perf_counter() - t0, len(todo) / calls_s if calls_s > 0 else 0.0, mode, run.retries)

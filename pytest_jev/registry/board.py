@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..layout import backend_json
 from ..numbers import finite
 from . import charts
 from .board_inputs import (
@@ -63,7 +64,7 @@ EMBEDDED_KINDS = {"sparrow": "sparrow", "minilm": "MiniLM"}
 
 
 def _backend(folder: Path, problems: list[str], root: Path) -> Backend:
-    info = _read_json(folder / "backend.json", problems, root) or {}
+    info = _read_json(backend_json(folder), problems, root) or {}
     kind = _text(info.get("backend")) or ""
     provider = _text(info.get("provider")) or ""
     calibrated = info.get("calibrated")

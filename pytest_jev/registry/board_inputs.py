@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import JevError
 from ..files import is_regular, loads, read_bytes
+from ..layout import backend_json, column_folders
 from ..numbers import finite
 
 NOT_RESULTS = ("thresholds",)  # <pack>.<name>.json files that are not results of a split
@@ -40,12 +41,8 @@ def _rel(path: Path, root: Path) -> str:
 
 
 def backend_folders(root: Path) -> list[Path]:
-    """Folders of results/ that hold a backend.json, by name."""
-    results = root / "results"
-    if not results.is_dir():
-        return []
-    return sorted((p for p in results.iterdir() if p.is_dir() and is_regular(p / "backend.json")),
-                  key=lambda p: p.name)
+    """Folders of the registry's results/ that hold a backend.json, by name."""
+    return column_folders(root / "results")
 
 
 def _split_of(name: str, pack_id: str) -> tuple[str, str] | None:
@@ -86,7 +83,7 @@ def pack_inputs(root: Path, pack_id: str) -> list[Path]:
     for backend in backend_folders(root):
         own = sorted(p for p in backend.glob(f"{pack_id}*.json") if is_regular(p) and _split_of(p.name, pack_id))
         if own:
-            out.extend([backend / "backend.json", *own])
+            out.extend([backend_json(backend), *own])
     comparisons = root / "results" / "comparisons"
     if comparisons.is_dir():
         out.extend(sorted(p for p in comparisons.glob(f"{pack_id}.*.json") if is_regular(p)))

@@ -33,7 +33,7 @@ from typing import Any
 from ..errors import JevError, printable
 from ..files import is_regular
 from ..grade import decide, grade
-from ..layout import PREDICTIONS_SUFFIX, backend_info, folder_identity
+from ..layout import PREDICTIONS_SUFFIX, backend_info, folder_identity, predictions_in
 from ..packs.model import Case, Pack, Question
 from ..recording_file import Recording, load_recording
 
@@ -119,7 +119,7 @@ def backend_folders(results_dir: Path, pack_id: str, names: Sequence[str] = (),
     include_mock. A name picks the folder of that name, or the folders whose backend.json
     names that backend kind (`sparrow`), mock or not: naming it is the choice."""
     folders = sorted(p for p in results_dir.iterdir() if p.is_dir()) if results_dir.is_dir() else []
-    recorded = [f for f in folders if is_regular(f / f"{pack_id}{PREDICTIONS_SUFFIX}")]
+    recorded = [f for f in folders if is_regular(predictions_in(f, pack_id))]
     if names:
         chosen: list[Path] = []
         for name in names:
@@ -149,7 +149,7 @@ def load_backends(pack: Pack, folders: Sequence[Path], results_dir: Path) -> tup
                                "--jev-backend=NAME), or point --results-dir at the folder that holds them")
     out = []
     for folder in folders:
-        recording = load_recording(folder / f"{pack.id}{PREDICTIONS_SUFFIX}")
+        recording = load_recording(predictions_in(folder, pack.id))
         problems = integrity_problems(pack, pack.cases, recording, grade(pack, recording))
         if problems:
             more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""

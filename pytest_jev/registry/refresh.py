@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..files import is_regular
-from ..layout import folder_identity
+from ..layout import column_folders, folder_identity, pack_recording, predictions_in
 from ..packs import load_pack
 from ..packs.model import Pack
 
@@ -33,15 +33,12 @@ def columns(root: Path) -> Iterator[Column]:
     """Backend folders (with backend.json) and their packs: a recording in the folder, or the
     pinned model's recording in the pack folder (jevassert's place for it)."""
     packs = [load_pack(p.parent) for p in sorted((root / "packs").glob("*/pack.yaml"))]
-    results = root / "results"
-    for folder in sorted(p for p in results.iterdir() if p.is_dir()) if results.is_dir() else []:
-        if not is_regular(folder / "backend.json"):
-            continue
+    for folder in column_folders(root / "results"):
         _, model = folder_identity(folder)
         mine = tuple(pack for pack in packs
-                     if is_regular(folder / f"{pack.id}.predictions.jsonl")
+                     if is_regular(predictions_in(folder, pack.id))
                      or (pack.tested is not None and pack.tested in (model, folder.name)
-                         and is_regular(pack.path / "predictions.jsonl")))
+                         and is_regular(pack_recording(pack.path))))
         if mine:
             yield Column(folder, mine)
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import JevError
 from ..files import exists, is_regular, loads, read_text
-from ..layout import backend_info, safe_name, shown
+from ..layout import backend_info, backend_json, column_folders, predictions_in, safe_name, shown
 from ..packs.model import Pack
 from ..results import RunResult
 
@@ -48,7 +48,7 @@ def results_folder(recording: Path, results_dir: Path, models: tuple[str, ...]) 
     """Where a recording's results go: its own folder when that is a backend folder (it has
     backend.json), else the results folder of the model it recorded (jevassert keeps the pinned
     model's recording in the pack folder and its results under results/<model>/)."""
-    if is_regular(recording.parent / "backend.json"):
+    if is_regular(backend_json(recording.parent)):
         return recording.parent
     return results_dir / safe_name(models[0] if len(models) == 1 else "unknown-model")
 
@@ -132,13 +132,12 @@ def sibling_problems(pack: Pack, results_dir: Path, root: Path, skip: Path) -> I
     """Results files of every backend folder for this pack, checked without grading: each
     recording has its results file, and each results file names a recording whose bytes and
     models it still describes."""
-    if not results_dir.is_dir():
-        return
     from ..recording_file import load_recording
 
-    for folder in sorted(p for p in results_dir.iterdir()
-                         if p.is_dir() and p != skip and is_regular(p / "backend.json")):
-        recording = folder / f"{pack.id}.predictions.jsonl"
+    for folder in column_folders(results_dir):
+        if folder == skip:
+            continue
+        recording = predictions_in(folder, pack.id)
         refresh = refresh_command(pack, folder.name, root)
         for split in pack.splits:
             path = results_file(folder, pack.id, split)

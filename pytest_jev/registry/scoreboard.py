@@ -14,11 +14,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..layout import SCOREBOARD_PAGE
 from .board import build, pack_digest, pack_ids
 
 __all__ = ["PAGE", "pack_digest", "pack_stale_problem", "render_scoreboard", "stale_problem", "write_scoreboard"]
 
-PAGE = Path("docs") / "index.html"
+PAGE = SCOREBOARD_PAGE
 FIX = "regenerate it with `jev-packs scoreboard`"
 
 
