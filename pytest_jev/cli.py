@@ -71,16 +71,22 @@ def _harvest(args: argparse.Namespace) -> int:
     return 0
 
 
-def _scoreboard(args: argparse.Namespace) -> int:
-    from .registry.scoreboard import stale_problem, write_scoreboard
-
+def _check_or_write(args: argparse.Namespace, page: Path, stale: Callable[[Path], str | None],
+                    write: Callable[[Path], Path]) -> int:
+    """--check: exit 1 with the one-line reason when the generated file is stale; else write it."""
     root = Path(args.root)
     if args.check:
-        problem = stale_problem(root)
-        print(problem or f"{root / 'docs' / 'index.html'}: up to date", file=sys.stderr if problem else sys.stdout)
+        problem = stale(root)
+        print(problem or f"{root / page}: up to date", file=sys.stderr if problem else sys.stdout)
         return 1 if problem else 0
-    print(f"written: {write_scoreboard(root)}")
+    print(f"written: {write(root)}")
     return 0
+
+
+def _scoreboard(args: argparse.Namespace) -> int:
+    from .registry.scoreboard import PAGE, stale_problem, write_scoreboard
+
+    return _check_or_write(args, PAGE, stale_problem, write_scoreboard)
 
 
 def _derive_gates(args: argparse.Namespace) -> int:
@@ -105,13 +111,7 @@ def _derive_gates(args: argparse.Namespace) -> int:
 def _index(args: argparse.Namespace) -> int:
     from .registry import index
 
-    root = Path(args.root)
-    if args.check:
-        problem = index.stale_problem(root)
-        print(problem or f"{root / index.INDEX}: up to date", file=sys.stderr if problem else sys.stdout)
-        return 1 if problem else 0
-    print(f"written: {index.write(root)}")
-    return 0
+    return _check_or_write(args, Path(index.INDEX), index.stale_problem, index.write)
 
 
 def _refresh(args: argparse.Namespace) -> int:

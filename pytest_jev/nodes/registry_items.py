@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..layout import SCOREBOARD_PAGE
 from .items import JevFailure, RunItem
 
 WRITTEN_KEY = "jev_written"  # the files a check[results] item wrote, for the controller's summary
@@ -28,6 +27,7 @@ class ResultsItem(RunItem):
 
             problems.extend(looser_problems(self.pack, options.rootdir))
             if options.registry:
+                from ..layout import SCOREBOARD_PAGE
                 from ..registry.scoreboard import pack_stale_problem
 
                 problems.extend(p for p in [entry_problem(self.pack, options.rootdir)] if p)

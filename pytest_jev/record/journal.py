@@ -51,6 +51,13 @@ def encode_line(line: Mapping[str, Any]) -> bytes:
 
 # -- reading -------------------------------------------------------------------------------
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte to an O_APPEND descriptor (os.write may write fewer than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def _split(data: bytes) -> tuple[list[bytes], bool]:
     """Complete lines, and whether a torn (newline-less) tail was left out."""
     torn = bool(data) and not data.endswith(b"\n")
@@ -139,10 +146,7 @@ class Journal:
         """
         assert self.fd is not None
         data = encode_line(line)
-        view = memoryview(data)
-        while view:
-            written = os.write(self.fd, view)
-            view = view[written:]
+        write_all(self.fd, data)
         self._dirty = True
         if self._syncer is None or self._syncer.done():
             self._syncer = asyncio.get_running_loop().create_task(self._sync())
