@@ -62,8 +62,8 @@ FLAGS = (
          "new_episodes, all, none", None, "record", ini=False, metavar="MODE"),
     Flag("jev-base-url", "base URL of the backend (a Jev-compatible replica, a gateway, an OpenAI-compatible "
          "server)", None, metavar="URL"),
-    Flag("jev-model", "model to request (jev: default the pack's tested version or jev-latest)", None,
-         metavar="NAME"),
+    Flag("jev-model", "model to request (jev: default the pack's tested version or jev-latest; sonnet, "
+         "openrouter: instead of their default; a spec naming its model wins)", None, metavar="NAME"),
     Flag("jev-concurrency", "requests in flight while recording", 8, "int", metavar="N"),
     Flag("jev-rpm", "pace recording at most N requests per minute", None, "float", metavar="N"),
     Flag("jev-dry-run", "print calls, estimated tokens and cost of recording; call nothing", False, "bool",
