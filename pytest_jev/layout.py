@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import RecordingError, RecordingNotFound
-from .files import exists, is_regular, loads, read_text
+from .fileio import exists, is_regular, loads, read_text
 from .numbers import at_least_zero
 
 PREDICTIONS_SUFFIX = ".predictions.jsonl"

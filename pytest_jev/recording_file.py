@@ -19,7 +19,7 @@ from typing import Any
 
 from .bulk import gc_paused
 from .errors import RecordingError, RecordingNotFound
-from .files import exists, loads, read_bytes
+from .fileio import exists, loads, read_bytes
 from .numbers import at_least_zero
 from .packs import schema
 from .packs.cases import split_jsonl

@@ -12,7 +12,7 @@ import pytest
 
 from ..bulk import gc_paused
 from ..errors import JevError, PackError, node_name_part
-from ..files import exists, is_regular
+from ..fileio import exists, is_regular
 from ..options import Options
 from ..packs.model import Pack
 from .gcpolicy import FREEZE_MIN_CASES, freeze_if_large

@@ -17,8 +17,8 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import PackError
-from ..files import decode, exists, read_bytes
-from ..files import loads as parse_json
+from ..fileio import decode, exists, read_bytes
+from ..fileio import loads as parse_json
 from . import schema
 from .model import Case, Question, Split
 from .yamlfile import Lines, line_of

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..bulk import gc_paused
 from ..errors import PackError
-from ..files import exists, is_regular
+from ..fileio import exists, is_regular
 from . import schema
 from .cases import load_splits
 from .model import Gates, Pack, Question, frozen_map

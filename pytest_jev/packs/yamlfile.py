@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PackError
-from ..files import read_text
+from ..fileio import read_text
 from ..numbers import finite
 
 MAX_DEPTH = 32

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
-from ..files import loads, read_text
+from ..fileio import loads, read_text
 from ..packs.schema import validator
 
 AGREE = ("pack", "pack_version", "split", "dataset_sha256", "rubric", "protocol_version", "seed", "mode")

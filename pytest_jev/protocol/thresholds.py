@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
-from ..files import exists, loads, read_text
+from ..fileio import exists, loads, read_text
 from . import PROTOCOL_VERSION
 
 TUNE, HELDOUT = "tune", "heldout"

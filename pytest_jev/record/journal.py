@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RecordingError
-from ..files import loads, read_bytes
+from ..fileio import loads, read_bytes
 from ..recording_file import split_recording
 
 # Keys that may hold secrets in the environment: any value of theirs found in a line

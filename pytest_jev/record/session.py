@@ -21,7 +21,7 @@ import pytest
 
 from .. import layout
 from ..errors import JevError, node_name_part
-from ..files import is_regular
+from ..fileio import is_regular
 from ..nodes.packfile import PACK_FILE, split_pack_nodeid
 from ..nodes.runs import STABILITY_KEY
 from ..options import Options

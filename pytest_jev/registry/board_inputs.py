@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
-from ..files import is_regular, loads, read_bytes
+from ..fileio import is_regular, loads, read_bytes
 from ..layout import backend_json, column_folders
 from ..numbers import finite
 

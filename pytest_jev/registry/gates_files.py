@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
-from ..files import exists, read_text
+from ..fileio import exists, read_text
 from ..layout import shown
 from ..packs.model import Pack
 from .derive import baseline, derive, looser, merged, render, source_of

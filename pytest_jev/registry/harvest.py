@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError, printable
-from ..files import is_regular
+from ..fileio import is_regular
 from ..grade import decide, grade
 from ..layout import PREDICTIONS_SUFFIX, backend_info, folder_identity, predictions_in
 from ..packs.model import Case, Pack, Question

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
-from ..files import exists, is_regular, loads, read_text
+from ..fileio import exists, is_regular, loads, read_text
 from ..layout import shown
 from ..packs import load_pack
 from ..packs.model import Pack

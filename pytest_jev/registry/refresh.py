@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..files import is_regular
+from ..fileio import is_regular
 from ..layout import column_folders, folder_identity, pack_recording, predictions_in
 from ..packs import load_pack
 from ..packs.model import Pack

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
-from ..files import exists, is_regular, loads, read_text
+from ..fileio import exists, is_regular, loads, read_text
 from ..layout import backend_info, backend_json, column_folders, predictions_in, safe_name, shown
 from ..packs.model import Pack
 from ..results import RunResult

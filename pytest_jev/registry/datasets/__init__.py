@@ -12,7 +12,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...files import read_bytes
+from ...fileio import read_bytes
 from . import banking77, boolq, sms_spam
 from .dataset import BuildError, Dataset
 from .sampler import Distinct, distinct, stratified

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ...files import loads
+from ...fileio import loads
 from .dataset import CC_BY_SA_3_0, BuildError, Dataset, Row, Upstream, normalise, text_lines
 
 FORMAT = "pass BoolQ's official train.jsonl or dev.jsonl (one JSON object per line; test.jsonl has no answers)"
