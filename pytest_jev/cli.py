@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .errors import JevError
+from .fileio import atomic_write, write_json
 
 
 def _audit_sample(args: argparse.Namespace) -> int:
@@ -41,7 +42,6 @@ def _audit_kappa(args: argparse.Namespace) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     from .protocol.merge import merge
-    from .record.journal import write_json
 
     doc = merge([Path(p) for p in args.reports])
     out = Path(args.out)
@@ -91,7 +91,6 @@ def _scoreboard(args: argparse.Namespace) -> int:
 
 def _derive_gates(args: argparse.Namespace) -> int:
     from .packs import load_pack
-    from .record.journal import atomic_write
     from .registry.gates_files import derived_text, diff, evidence_folder
 
     pack = load_pack(args.pack)

@@ -1,10 +1,16 @@
-"""Reading user files without surprises: regular files only, every OS and parser failure
-as one line naming the file.
+"""Files in and out, without surprises: the one module that reads user files and writes ours.
 
-A FIFO named cases.jsonl would block a read forever, a directory named gates.yaml is
-not "no gates", and a JSON document nested 100,000 deep must not raise RecursionError
-from deep inside the parser: each of these is the user's file being wrong, so it gets
-the user's kind of error (a JevError subclass chosen by the caller).
+Reading: regular files only, every OS and parser failure as one line naming the file. A FIFO
+named cases.jsonl would block a read forever, a directory named gates.yaml is not "no gates",
+and a JSON document nested 100,000 deep must not raise RecursionError from deep inside the
+parser: each of these is the user's file being wrong, so it gets the user's kind of error (a
+JevError subclass chosen by the caller).
+
+Writing: a file is only ever replaced whole (temp file, fsync, os.replace, fsync of the folder),
+so a reader never sees half of one and a kill leaves the old file; a JSON document is written
+with sorted keys, two-space indent and a final newline; a JSONL line has every secret of the
+environment masked (SECRET_ENV_VARS). Canonical JSON (sorted keys, no spaces) is what every
+fingerprint hashes.
 """
 
 from __future__ import annotations
@@ -12,10 +18,17 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from .errors import JevError
+
+# Keys that may hold secrets in the environment: any value of theirs found in a line
+# is masked before the line is written (belt and braces: backends never put keys in
+# an Answer, but a server may echo one back in an error body).
+SECRET_ENV_VARS = ("TYPESAFE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY",
+                   "AI_GATEWAY_API_KEY")
 
 
 def exists(path: Path) -> bool:
@@ -71,3 +84,68 @@ def loads(text: str | bytes) -> Any:
         return json.loads(text)
     except RecursionError:
         raise ValueError("nested too deeply") from None
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+def canonical_json(value: Any) -> str:
+    """Canonical JSON (sorted keys, no spaces, UTF-8 as is): what every fingerprint hashes."""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def scrub(text: str) -> str:
+    """`text` with the value of every secret variable of the environment masked as ***."""
+    for var in SECRET_ENV_VARS:
+        secret = os.environ.get(var, "")
+        if len(secret) >= 8 and secret in text:
+            text = text.replace(secret, "***")
+    return text
+
+
+def encode_line(line: Mapping[str, Any]) -> bytes:
+    """One JSONL line (keys in the mapping's order), secrets masked, with its newline."""
+    text = json.dumps(line, ensure_ascii=False, separators=(", ", ": "), default=str)
+    return (scrub(text) + "\n").encode("utf-8")
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte to an O_APPEND descriptor (os.write may write fewer than asked)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def fsync_dir(folder: Path) -> None:
+    """fsync a folder, so that a file renamed into it survives a power cut."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms that cannot open folders
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write data beside path, fsync, os.replace over path, fsync the folder."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def write_json(path: Path, doc: Any) -> None:
+    """A JSON document written atomically: sorted keys, two-space indent, UTF-8, a final newline."""
+    atomic_write(path, (json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
+
+
+def write_lines(path: Path, lines: Iterable[Mapping[str, Any] | bytes]) -> None:
+    """Atomically write one line per item: a mapping is encoded; bytes are a line encode_line already made."""
+    atomic_write(path, b"".join(line if isinstance(line, bytes) else encode_line(line) for line in lines))

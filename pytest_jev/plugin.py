@@ -134,7 +134,7 @@ def write_protocol_files(runs: list[Any]) -> list[Path]:
     written: list[Path] = []
     for run in runs:
         if run.protocol is not None:
-            from .protocol.outputs import write  # imports the recorder's journal: only for a protocol run
+            from .protocol.outputs import write
 
             written.extend(write(run.protocol, run.pack, run.split))
     return written

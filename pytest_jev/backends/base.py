@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import JevError
+from ..fileio import canonical_json
 
 RECORD_VERSION = 1
 FINGERPRINT_VERSION = "v1"
@@ -49,11 +49,6 @@ class Request:
     def fingerprint(self, backend: str) -> str:
         """sha256 of backend, requested model, state and questions as sent (the resume key)."""
         return fingerprints([self], backend)[0]
-
-
-def canonical_json(value: Any) -> str:
-    """Canonical JSON (sorted keys, no spaces, UTF-8 as is): what every fingerprint hashes."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def fingerprints(requests: list[Request], backend: str) -> list[str]:

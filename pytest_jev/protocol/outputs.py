@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..record.journal import atomic_write, write_json
+from ..fileio import atomic_write, write_json
 from .thresholds import TUNE, report_path, results_path, retune_problem, thresholds_path, write_thresholds
 
 

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..backends.base import Request, canonical_json, fingerprints
+from ..backends.base import Request, fingerprints
+from ..fileio import canonical_json
 from ..packs.model import Case, Pack
 from ..recording_file import Recording
 

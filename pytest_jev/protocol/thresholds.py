@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
-from ..fileio import exists, loads, read_text
+from ..fileio import exists, loads, read_text, write_json
 from . import PROTOCOL_VERSION
 
 TUNE, HELDOUT = "tune", "heldout"
@@ -72,7 +72,6 @@ def write_thresholds(path: Path, doc: Mapping[str, Any], *, role: str | None) ->
         raise LeakageError(f"thresholds may only be written by a tune run; a {role or 'non-protocol'} run "
                            f"reached the code that writes {path}",
                            fix="thresholds are fitted on the tune split (--jev-tune), never on held-out data")
-    from ..record.journal import write_json
 
     write_json(path, doc)
     return path

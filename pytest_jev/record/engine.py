@@ -34,10 +34,11 @@ from typing import Any, TypeVar
 from ..backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request, fingerprints, plugin_version
 from ..contract import AnswerSpec, answers_problems, specs_of
 from ..errors import OptionError, RecordingError
+from ..fileio import atomic_write, scrub, write_lines
 from ..layout import backend_json
 from ..packs.model import Case, Pack
 from ..protocol.rubric import question_fingerprints, rubric_fingerprint
-from .journal import Journal, atomic_write, journal_path, peek_journal, read_recording, scrub, write_lines
+from .journal import Journal, journal_path, peek_journal, read_recording
 
 MODES = ("once", "new_episodes", "all", "none")
 MAX_RETRY_AFTER_S = 60.0  # a server asking for a longer wait gets an error line, not a stalled run

@@ -1,4 +1,4 @@
-"""Files the recorder writes: the crash-safe journal, the atomic final recording, line building.
+"""The recorder's crash-safe journal, and reading the recording a run continues.
 
 Crash-safety model (kill -9 at any moment):
 - every finished case is one ``os.write`` of one complete line to ``<out>.journal.jsonl``
@@ -10,53 +10,28 @@ Crash-safety model (kill -9 at any moment):
   leaves a journal whose lines equal the recording's, which the next run just reuses.
 - a torn last journal line (killed mid-write on a filesystem without atomic appends)
   is cut off on the next start and its case redone.
+
+Atomic writes, line encoding and secret masking are fileio's.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import RecordingError
-from ..fileio import loads, read_bytes
+from ..fileio import encode_line, fsync_dir, loads, read_bytes, write_all
 from ..recording_file import split_recording
-
-# Keys that may hold secrets in the environment: any value of theirs found in a line
-# is masked before the line is written (belt and braces: backends never put keys in
-# an Answer, but a server may echo one back in an error body).
-SECRET_ENV_VARS = ("TYPESAFE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY",
-                   "AI_GATEWAY_API_KEY")
 
 
 def journal_path(out_path: Path) -> Path:
     return out_path.with_name(out_path.name + ".journal.jsonl")
 
 
-def scrub(text: str) -> str:
-    for var in SECRET_ENV_VARS:
-        secret = os.environ.get(var, "")
-        if len(secret) >= 8 and secret in text:
-            text = text.replace(secret, "***")
-    return text
-
-
-def encode_line(line: Mapping[str, Any]) -> bytes:
-    text = json.dumps(line, ensure_ascii=False, separators=(", ", ": "), default=str)
-    return (scrub(text) + "\n").encode("utf-8")
-
-
 # -- reading -------------------------------------------------------------------------------
-
-def write_all(fd: int, data: bytes) -> None:
-    """Write every byte to an O_APPEND descriptor (os.write may write fewer than asked)."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
-
 
 def _split(data: bytes) -> tuple[list[bytes], bool]:
     """Complete lines, and whether a torn (newline-less) tail was left out."""
@@ -171,7 +146,7 @@ class Journal:
             self.path.unlink()
         except FileNotFoundError:
             pass
-        _fsync_dir(self.path.parent)
+        fsync_dir(self.path.parent)
 
 
 def _read_all(fd: int) -> bytes:
@@ -192,41 +167,6 @@ def _lock(fd: int, path: Path) -> None:
     except BlockingIOError:
         raise RecordingError("another recording run is writing this journal", file=path,
                              fix="wait for it to finish (or stop it) before recording again") from None
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover - platforms that cannot open folders
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write data beside path, fsync, os.replace over path, fsync the folder."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-def write_json(path: Path, doc: Any) -> None:
-    """A JSON document written atomically: sorted keys, two-space indent, UTF-8, a final newline."""
-    atomic_write(path, (json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
-
-
-def write_lines(path: Path, lines: Iterable[Mapping[str, Any] | bytes]) -> None:
-    """Atomically write one line per item: a mapping is encoded; bytes are a line encode_line already made."""
-    atomic_write(path, b"".join(line if isinstance(line, bytes) else encode_line(line) for line in lines))
 
 
 def peek_journal(out_path: Path) -> dict[str, dict[str, Any]]:

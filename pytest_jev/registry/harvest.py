@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError, printable
-from ..fileio import is_regular
+from ..fileio import atomic_write, is_regular
 from ..grade import decide, grade
 from ..layout import PREDICTIONS_SUFFIX, backend_info, folder_identity, predictions_in
 from ..packs.model import Case, Pack, Question
@@ -356,7 +356,6 @@ def run(pack_dir: Path, *, results_dir: Path, out: Path | None = None, names: Se
         include_mock: bool = False, limit: int | None = None, kinds: Iterable[str] = KINDS) -> Written:
     """Load, compare, write both files (out defaults to <results_dir>/harvest)."""
     from ..packs import load_pack
-    from ..record.journal import atomic_write
 
     if limit is not None and limit < 0:
         raise JevError(f"--limit {limit} is negative", fix="pass --limit N with N >= 0 (rows per Markdown table)")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
-from ..fileio import exists, is_regular, loads, read_text
+from ..fileio import atomic_write, exists, is_regular, loads, read_text
 from ..layout import shown
 from ..packs import load_pack
 from ..packs.model import Pack
@@ -78,8 +78,6 @@ def dumps(doc: dict[str, Any]) -> str:
 
 
 def write(root: Path) -> Path:
-    from ..record.journal import atomic_write
-
     path = root / INDEX
     atomic_write(path, dumps(build(root)).encode("utf-8"))
     return path

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
-from ..fileio import exists, is_regular, loads, read_text
+from ..fileio import atomic_write, exists, is_regular, loads, read_text
 from ..layout import backend_info, backend_json, column_folders, predictions_in, safe_name, shown
 from ..packs.model import Pack
 from ..results import RunResult
@@ -94,8 +94,6 @@ def dumps(doc: Mapping[str, Any]) -> str:
 
 
 def write(doc: Mapping[str, Any], markdown: str, folder: Path, pack_id: str, split: str) -> list[Path]:
-    from ..record.journal import atomic_write
-
     written = [results_file(folder, pack_id, split), report_file(folder, pack_id, split)]
     atomic_write(written[0], dumps(doc).encode("utf-8"))
     atomic_write(written[1], markdown.encode("utf-8"))
@@ -187,8 +185,6 @@ def sync(pack: Pack, run: RunResult, recording: Path, results_dir: Path, root: P
     if write_files:
         written = write(doc, report_markdown(doc), folder, pack.id, run.split)
         if evidence is not None:
-            from ..record.journal import atomic_write
-
             atomic_write(evidence, report_markdown(doc, "jev-packs evidence").encode("utf-8"))
             written.append(evidence)
         return written, []

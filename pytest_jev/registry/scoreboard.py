@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ..fileio import atomic_write
 from ..layout import SCOREBOARD_PAGE
 from .board import build, pack_digest, pack_ids
 
@@ -68,7 +69,6 @@ def render_scoreboard(root: Path) -> str:
 
 def write_scoreboard(root: Path) -> Path:
     """Render the page and replace docs/index.html atomically; returns its path."""
-    from ..record.journal import atomic_write
 
     path = Path(root) / PAGE
     atomic_write(path, render_scoreboard(root).encode("utf-8"))
