@@ -3,7 +3,7 @@
 A recording holds one JSON line per case (`case_id`, `model`, `latency_ms`, `usage`,
 `answers`, `error`, plus optional provenance keys). It is read once into a Recording
 keyed by case id; nothing here touches the network, and where recordings live is
-layout.py's business.
+paths.py's business.
 """
 
 from __future__ import annotations

@@ -22,9 +22,9 @@ from jevassert_env import JevassertUnavailable, ensure_jevassert
 
 import pytest_jev.backends.registry
 import pytest_jev.evaluate
-import pytest_jev.layout
 import pytest_jev.nodes
 import pytest_jev.packs.loader
+import pytest_jev.paths
 import pytest_jev.report.json
 import pytest_jev.report.terminal  # noqa: F401
 

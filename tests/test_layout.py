@@ -14,8 +14,8 @@ from packfiles import write_pack
 from servers import LoopbackServer, ok_reply
 
 from pytest_jev.errors import JevError
-from pytest_jev.layout import backend_folders, candidate_recordings, find_recording, safe_name
 from pytest_jev.packs import load_pack
+from pytest_jev.paths import backend_folders, candidate_recordings, find_recording, safe_name
 from pytest_jev.record.engine import record_pack_sync
 
 

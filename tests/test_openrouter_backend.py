@@ -27,7 +27,7 @@ import pytest
 from packfiles import lines_by_case, write_pack
 from servers import LoopbackServer, Reply, Seen, answers_for, per_case_script
 
-from pytest_jev import layout
+from pytest_jev import paths
 from pytest_jev.backends.base import AuthError, Request
 from pytest_jev.backends.openrouter import DEFAULT_MODEL, OpenRouterBackend
 from pytest_jev.backends.registry import (
@@ -157,7 +157,7 @@ def test_records_through_the_plugin_then_replays(pytester: pytest.Pytester) -> N
         assert info["id"] == FOLDER and info["backend"] == "openrouter" and info["provider"] == "openrouter"
         assert info["model"] == DEFAULT_MODEL and info["endpoint"] == server.base_url
         assert info["pricing"] == {"input_usd_per_mtok": 0.042, "output_usd_per_mtok": 0.0}  # list price
-        assert layout.folder_identity(recording.parent) == ("openrouter", DEFAULT_MODEL)
+        assert paths.folder_identity(recording.parent) == ("openrouter", DEFAULT_MODEL)
 
         # a second recording run continues the settled file: only the error line is asked again
         again = pytester.runpytest(*args, "--jev-record", f"--jev-base-url={server.base_url}")
@@ -394,7 +394,7 @@ def test_folder_names_come_from_the_served_model() -> None:
     assert backend.backend_id("../..") == "jev-openrouter"
     assert backend.backend_id("jev-1.13.0") == "jev-1.13.0-openrouter"  # never the jev backend's folder
     long = backend.backend_id("typesafe/" + "j" * 300)
-    assert len(long) <= layout.MAX_NAME and long.endswith("-openrouter") and layout.safe_name(long) == long
+    assert len(long) <= paths.MAX_NAME and long.endswith("-openrouter") and paths.safe_name(long) == long
 
 
 # ---- the registry ----------------------------------------------------------------------------------
@@ -474,9 +474,9 @@ def test_replay_finds_jevassert_openrouter_folders(tmp_path: Path) -> None:
                        "jev-1.13.0": {"provider": "typesafe", "model": "jev-1.13.0"}}.items():
         (results / name).mkdir(parents=True)
         (results / name / "backend.json").write_text(json.dumps(info))
-    assert [p.name for p in layout.backend_folders(results, "openrouter")] == [FOLDER]
-    assert [p.name for p in layout.backend_folders(results, f"openrouter:{DEFAULT_MODEL}")] == [FOLDER]
-    assert layout.backend_folders(results, "openrouter:typesafe/jev-1.14") == []
+    assert [p.name for p in paths.backend_folders(results, "openrouter")] == [FOLDER]
+    assert [p.name for p in paths.backend_folders(results, f"openrouter:{DEFAULT_MODEL}")] == [FOLDER]
+    assert paths.backend_folders(results, "openrouter:typesafe/jev-1.14") == []
 
 
 def test_module_is_importable_without_a_key() -> None:

@@ -10,7 +10,7 @@ from packfiles import write_pack
 from servers import LoopbackServer, Reply, Seen, answers_for, ok_reply
 
 from pytest_jev import load_pack
-from pytest_jev.layout import round_path
+from pytest_jev.paths import round_path
 from pytest_jev.record.stability import stability
 
 ROUNDS_FLIPPING = {"c-002": {2, 3}, "c-004": {3}}  # case -> rounds whose answers differ from round 1

@@ -26,7 +26,7 @@ backend (typesafe.py) with another endpoint, key, model and folder name:
   credits) and a 403 that is not a moderation flag stop the run naming OPENROUTER_API_KEY;
   a moderation 403 (`error.metadata.reasons` / `flagged_input`) is that case's error only.
 
-Results folder: the served model made a safe folder name (layout.safe_name, lower case)
+Results folder: the served model made a safe folder name (paths.safe_name, lower case)
 plus `-openrouter`, e.g. `typesafe/jev-1.13-20260917` -> `typesafe-jev-1.13-20260917-openrouter`,
 so a recording through OpenRouter never shares a folder with one made on TypeSafe's API.
 """

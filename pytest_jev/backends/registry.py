@@ -68,7 +68,7 @@ def folder_name(kind: str, model: str) -> str:
     """The results folder of a model an HTTP model backend serves (the served model once known,
     else the one asked for): lower case and path-safe; `<model>-openai` for an OpenAI-compatible
     server, `<model>-openrouter` (within MAX_NAME) through OpenRouter, `<model>` for Anthropic."""
-    from ..layout import MAX_NAME, safe_name
+    from ..paths import MAX_NAME, safe_name
 
     low = model.lower()
     if kind == "openai":

@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from ..layout import safe_name
+from ..paths import safe_name
 from .base import Answer, AuthError, Request, plugin_version
 from .registry import JEV_LIST_PRICE
 

@@ -27,7 +27,7 @@ class ResultsItem(RunItem):
 
             problems.extend(looser_problems(self.pack, options.rootdir))
             if options.registry:
-                from ..layout import SCOREBOARD_PAGE
+                from ..paths import SCOREBOARD_PAGE
                 from ..registry.scoreboard import pack_stale_problem
 
                 problems.extend(p for p in [entry_problem(self.pack, options.rootdir)] if p)

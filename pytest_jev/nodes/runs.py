@@ -62,17 +62,17 @@ class PackRun:
         if frozen is not None:  # refused before anything is read or graded
             self.refusal = ("check[split]", "the frozen split changed")
             return
-        from .. import layout
+        from .. import paths
         from ..evaluate import JEV_PRICE_INPUT, Settings, prepare
         from ..recording_file import load_recording
 
         options = self.options
         try:
-            path = layout.find_recording(self.pack.path, self.pack.id, explicit=options.recording,
+            path = paths.find_recording(self.pack.path, self.pack.id, explicit=options.recording,
                                          backend=options.backend, results_dir=options.results_dir,
                                          tested=self.pack.tested)
             recording = load_recording(path)
-            price_in, price_out = layout.pricing(path.parent, (JEV_PRICE_INPUT, 0.0))
+            price_in, price_out = paths.pricing(path.parent, (JEV_PRICE_INPUT, 0.0))
         except JevError as exc:
             self.problem = exc
             return
@@ -89,7 +89,7 @@ class PackRun:
         if backend is None and options.recording is None and len(models) == 1:
             backend = models[0]
         self.prepared = prepare(self.pack, recording, settings, backend=backend,
-                                shown_path=layout.shown(recording.path, options.rootdir), split=self.split,
+                                shown_path=paths.shown(recording.path, options.rootdir), split=self.split,
                                 cases=self.cases)
         if self.prepared.rubric.drift:
             self.refusal = ("check[rubric]", "the recording was made for other wording (rubric drift)")

@@ -35,8 +35,8 @@ from ..backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request,
 from ..contract import AnswerSpec, answers_problems, specs_of
 from ..errors import OptionError, RecordingError
 from ..fileio import atomic_write, scrub, write_lines
-from ..layout import backend_json
 from ..packs.model import Case, Pack
+from ..paths import backend_json
 from ..protocol.rubric import question_fingerprints, rubric_fingerprint
 from .journal import Journal, journal_path, peek_journal, read_recording
 

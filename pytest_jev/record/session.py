@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from .. import layout
+from .. import paths
 from ..errors import JevError, node_name_part
 from ..fileio import is_regular
 from ..nodes.packfile import PACK_FILE, split_pack_nodeid
@@ -117,7 +117,7 @@ def _dry_run(tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> N
     first = _start_path(options, spec, _folder_id(spec, options.model), pack, model or pack.record_model)
     calls = tokens_in = tokens_out = 0
     for k in range(1, options.repeat + 1):
-        planned = plan(pack, kind_of(spec), layout.round_path(first, k), mode=options.record_mode or "once",
+        planned = plan(pack, kind_of(spec), paths.round_path(first, k), mode=options.record_mode or "once",
                        model=model, shuffle_seed=options.shuffle_seed, cases=cases)
         for request in planned.todo:
             calls += 1
@@ -151,7 +151,7 @@ def _folder_id(spec: str, model: str | None) -> str | None:
 
     kind = kind_of(spec)
     if kind == "jev":
-        return layout.safe_name(model or "jev-latest")
+        return paths.safe_name(model or "jev-latest")
     if kind in ("openrouter", "openai", "anthropic"):
         return folder_name(kind, asked_model(spec, model) or "")
     return None
@@ -166,7 +166,7 @@ def _record(config: pytest.Config, tr: Any, options: Options, pack: Any, cases: 
     assert spec is not None
     quiet = config.get_verbosity() < 0
     backend = make_backend(spec, base_url=options.base_url, model=options.model, pack=pack)
-    folder_id = layout.safe_name(backend.backend_id(None))
+    folder_id = paths.safe_name(backend.backend_id(None))
     model = _requested_model(spec, options.model)
     first = _start_path(options, spec, folder_id, pack, model or pack.record_model, backend)
     first.parent.mkdir(parents=True, exist_ok=True)
@@ -174,12 +174,12 @@ def _record(config: pytest.Config, tr: Any, options: Options, pack: Any, cases: 
     for k in range(1, repeat + 1):
         label = pack.id if repeat == 1 else f"{pack.id} round {k}/{repeat}"
         progress = None if quiet else _progress_writer(tr, label)
-        summary = record_pack_sync(pack, backend, layout.round_path(first, k), mode=options.record_mode or "once",
+        summary = record_pack_sync(pack, backend, paths.round_path(first, k), mode=options.record_mode or "once",
                                    concurrency=options.concurrency, rpm=options.rpm, progress=progress,
                                    shuffle_seed=options.shuffle_seed, model=model, cases=cases)
         served = summary.served_models[0] if len(summary.served_models) == 1 else None
         out = _settle(options.results_dir, summary.path,
-                      layout.safe_name(backend.backend_id(served)) if served else folder_id)
+                      paths.safe_name(backend.backend_id(served)) if served else folder_id)
         if progress is not None:
             tr.write("\n")
         subset = f" ({len(cases)} selected cases)" if cases is not None else ""
@@ -205,12 +205,12 @@ def _start_path(options: Options, spec: str, folder_id: str | None, pack: Any, r
     from ..backends.registry import kind_of
     from .journal import read_recording
 
-    fresh = layout.recording_file(options.results_dir, folder_id or layout.safe_name(spec), pack.id)
+    fresh = paths.recording_file(options.results_dir, folder_id or paths.safe_name(spec), pack.id)
     if is_regular(fresh):
         return fresh
     kind = kind_of(spec)
     base_url = getattr(backend, "base_url", None) if backend is not None else None
-    for path in layout.candidate_recordings(pack.path, pack.id, explicit=None, backend=spec,
+    for path in paths.candidate_recordings(pack.path, pack.id, explicit=None, backend=spec,
                                             results_dir=options.results_dir):
         if not is_regular(path):
             continue
@@ -228,17 +228,17 @@ def _settle(results_dir: Path, out: Path, final_id: str) -> Path:
     """Move a recording to the folder named by the model actually served, never over another
     and never outside the results folder."""
     target_dir = out.parent.parent / final_id
-    if target_dir == out.parent or not layout.inside(target_dir, results_dir):
+    if target_dir == out.parent or not paths.inside(target_dir, results_dir):
         return out
     target = target_dir / out.name
     if target.exists():
         return out  # keep both; the user decides
     target_dir.mkdir(parents=True, exist_ok=True)
     shutil.move(str(out), target)
-    backend_json = layout.backend_json(out.parent)
-    if backend_json.exists() and not layout.backend_json(target_dir).exists():
-        shutil.copy2(backend_json, layout.backend_json(target_dir))
-    if backend_json.exists() and [p.name for p in out.parent.iterdir()] == [layout.BACKEND_JSON]:
+    backend_json = paths.backend_json(out.parent)
+    if backend_json.exists() and not paths.backend_json(target_dir).exists():
+        shutil.copy2(backend_json, paths.backend_json(target_dir))
+    if backend_json.exists() and [p.name for p in out.parent.iterdir()] == [paths.BACKEND_JSON]:
         backend_json.unlink()  # the folder of the requested alias held only this recording
         out.parent.rmdir()
     return target

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..grade import decide
-from ..layout import round_path
 from ..packs.model import Pack
+from ..paths import round_path
 from ..recording_file import Recording, load_recording
 
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..layout import backend_json
 from ..numbers import finite
+from ..paths import backend_json
 from . import charts
 from .board_inputs import (
     BoardError,

@@ -18,8 +18,8 @@ from typing import Any
 
 from ..errors import JevError
 from ..fileio import is_regular, loads, read_bytes
-from ..layout import backend_json, column_folders
 from ..numbers import finite
+from ..paths import backend_json, column_folders
 
 NOT_RESULTS = ("thresholds",)  # <pack>.<name>.json files that are not results of a split
 SHOWN_REPORTS = ("heldout",)  # protocol reports the page shows: <pack>.report.<split>.json
@@ -32,7 +32,7 @@ class BoardError(JevError):
 
 # --- inputs ------------------------------------------------------------------------------------
 
-# Not layout.shown(): digest and links need `/` on every OS and no symlink resolving (shown() resolves, uses os.sep)
+# Not paths.shown(): digest and links need `/` on every OS and no symlink resolving (shown() resolves, uses os.sep)
 def _rel(path: Path, root: Path) -> str:
     try:
         return path.relative_to(root).as_posix()

@@ -9,8 +9,8 @@ from typing import Any
 
 from ..errors import JevError
 from ..fileio import exists, read_text
-from ..layout import shown
 from ..packs.model import Pack
+from ..paths import shown
 from .derive import baseline, derive, looser, merged, render, source_of
 from .results_files import ResultsError, read, results_file
 

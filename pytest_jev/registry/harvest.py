@@ -33,8 +33,8 @@ from typing import Any
 from ..errors import JevError, printable
 from ..fileio import atomic_write, is_regular
 from ..grade import decide, grade
-from ..layout import PREDICTIONS_SUFFIX, backend_info, folder_identity, predictions_in
 from ..packs.model import Case, Pack, Question
+from ..paths import PREDICTIONS_SUFFIX, backend_info, folder_identity, predictions_in
 from ..recording_file import Recording, load_recording
 
 ALL_WRONG, SPLIT = "all-wrong", "split"

@@ -14,9 +14,9 @@ from typing import Any
 
 from ..errors import JevError
 from ..fileio import atomic_write, exists, is_regular, loads, read_text
-from ..layout import shown
 from ..packs import load_pack
 from ..packs.model import Pack
+from ..paths import shown
 from .results_files import ResultsError, read, results_file
 
 INDEX = "index.json"

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fileio import is_regular
-from ..layout import column_folders, folder_identity, pack_recording, predictions_in
 from ..packs import load_pack
 from ..packs.model import Pack
+from ..paths import column_folders, folder_identity, pack_recording, predictions_in
 
 
 @dataclass(frozen=True)

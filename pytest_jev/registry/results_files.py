@@ -17,8 +17,8 @@ from typing import Any
 
 from ..errors import JevError
 from ..fileio import atomic_write, exists, is_regular, loads, read_text
-from ..layout import backend_info, backend_json, column_folders, predictions_in, safe_name, shown
 from ..packs.model import Pack
+from ..paths import backend_info, backend_json, column_folders, predictions_in, safe_name, shown
 from ..results import RunResult
 
 KIND = "jev-packs results"

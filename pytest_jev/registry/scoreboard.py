@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fileio import atomic_write
-from ..layout import SCOREBOARD_PAGE
+from ..paths import SCOREBOARD_PAGE
 from .board import build, pack_digest, pack_ids
 
 __all__ = ["PAGE", "pack_digest", "pack_stale_problem", "render_scoreboard", "stale_problem", "write_scoreboard"]
