@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from . import metrics
-from .backends.registry import JEV_LIST_PRICE
 from .bulk import gc_paused
 from .gates import evaluate_gates
 from .grade import Graded, grade
 from .packs.model import Case, Pack
+from .pricing import JEV_LIST_PRICE
 from .protocol.rubric import RubricCheck, rubric_fingerprint
 from .protocol.rubric import check as check_rubric
 from .protocol.samples import Sample

@@ -9,11 +9,11 @@ sampling parameters with a 400. A reply cut off (`max_tokens`) or refused
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 import httpx
 
+from ..pricing import claude_list_price, per_mtok
 from .base import AuthError
 from .llm import Exchange, LLMBackend, as_object, error_object, provider_schema, token_count, usable_key
 from .registry import SONNET, SONNET_MODEL, folder_name
@@ -23,9 +23,6 @@ KEY_VAR = "ANTHROPIC_API_KEY"
 BASE_VAR = "ANTHROPIC_BASE_URL"
 API_VERSION = "2023-06-01"
 ALIASES = {SONNET: SONNET_MODEL}
-# USD per million tokens (input, output), platform.claude.com list prices (wire-contract §3).
-PRICES = {"claude-sonnet-5-5": (2.0, 10.0), "claude-sonnet-5": (2.0, 10.0), "claude-sonnet-4-6": (3.0, 15.0),
-          "claude-sonnet-4-5": (3.0, 15.0), "claude-haiku-4-5": (1.0, 5.0)}
 CUT_OFF = {"max_tokens": "the reply was cut off at the token limit (stop_reason max_tokens); answer more briefly",
            "refusal": "the reply was a refusal (stop_reason refusal)"}
 
@@ -36,14 +33,6 @@ def read_key() -> str:
         raise AuthError(f"{KEY_VAR} is not set: the anthropic backend needs an Anthropic API key; "
                         f"export {KEY_VAR}=...")
     return usable_key(KEY_VAR, key)
-
-
-def list_price(model: str) -> tuple[float, float] | None:
-    """List price of a model id or of a dated snapshot of it (claude-sonnet-5-20261001)."""
-    for prefix, price in PRICES.items():
-        if model == prefix or re.fullmatch(re.escape(prefix) + r"-\d{8}", model):
-            return price
-    return None
 
 
 class AnthropicBackend(LLMBackend):
@@ -59,7 +48,7 @@ class AnthropicBackend(LLMBackend):
                          structured)
         self._secret = usable_key(KEY_VAR, key)
         self.url = f"{self.base_url}/v1/messages"
-        self.price = price or list_price(model)
+        self.price = price or claude_list_price(model)
 
     def backend_id(self, served_model: str | None) -> str:
         return folder_name("anthropic", served_model or self.model)
@@ -71,7 +60,7 @@ class AnthropicBackend(LLMBackend):
             "notes": "An LLM asked to write a probability per label; its probabilities are not calibrated.",
             "reproduce": f"{KEY_VAR}=... pytest packs/ --jev-record --jev-backend=anthropic:{self.model}"}
         if self.price is not None:
-            info["pricing"] = {"input_usd_per_mtok": self.price[0], "output_usd_per_mtok": self.price[1]}
+            info["pricing"] = per_mtok(self.price)
         else:
             info["pricing_note"] = (f"no list price known for {self.model}; "
                                     "pass --jev-price-input and --jev-price-output")

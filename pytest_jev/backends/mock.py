@@ -18,6 +18,7 @@ import random
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
+from ..pricing import FREE, per_mtok, text_tokens
 from .base import Answer, Request
 from .shapes import shape
 
@@ -64,7 +65,7 @@ class MockBackend:
     def describe(self) -> dict[str, Any]:
         return {"provider": "mock oracle (answers from the gold labels, with noise)", "backend": self.name,
                 "model": self.model, "endpoint": "in-process",
-                "pricing": {"input_usd_per_mtok": 0.0, "output_usd_per_mtok": 0.0}, "calibrated": False,
+                "pricing": per_mtok(FREE), "calibrated": False,
                 "accuracy": self.accuracy, "seed": self.seed, "fail_rate": self.fail_rate,
                 "malformed_rate": self.malformed_rate,
                 "notes": "Not a model: a harness check. Its scores say nothing about any real backend.",
@@ -84,7 +85,7 @@ class MockBackend:
         answers = {qid: self._answer(request.case_id, qid, q) for qid, q in request.questions.items()}
         if roll < self.fail_rate + self.malformed_rate:
             answers = self._break(answers, request.case_id, request.attempt)
-        tokens = len(json.dumps(request.state) + json.dumps(request.questions)) // 4 + 1
+        tokens = text_tokens(json.dumps(request.state) + json.dumps(request.questions))
         return Answer(model=self.model, answers=answers, usage={"input_tokens": tokens, "output_tokens": 0},
                       latency_ms=self.latency_ms, http_status=200)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 
+from ..pricing import per_mtok
 from .llm import Exchange, LLMBackend, as_object, error_object, provider_schema, token_count, usable_key
 from .registry import folder_name
 
@@ -43,7 +44,7 @@ class OpenAIBackend(LLMBackend):
     def describe(self) -> dict[str, Any]:
         return {"provider": "OpenAI-compatible chat completions", "backend": self.name, "model": self.model,
                 "endpoint": self.url, "adapter": self.adapter_settings(), "temperature": self.temperature,
-                "pricing": {"input_usd_per_mtok": self.price[0], "output_usd_per_mtok": self.price[1]},
+                "pricing": per_mtok(self.price),
                 "calibrated": False,
                 "notes": "An LLM asked to write a probability per label; its probabilities are not calibrated.",
                 "reproduce": f"pytest packs/ --jev-record --jev-backend=openai:{self.model}"

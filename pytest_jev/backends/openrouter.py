@@ -39,9 +39,10 @@ from typing import Any
 import httpx
 
 from ..numbers import at_least_zero
+from ..pricing import JEV_LIST_PRICE, per_mtok
 from .base import Answer, AuthError, Request
 from .registry import OPENROUTER_MODEL, folder_name
-from .typesafe import PRICING, RETRYABLE, TypeSafeBackend, _failure, error_message, key_from_env
+from .typesafe import RETRYABLE, TypeSafeBackend, _failure, error_message, key_from_env
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api"
 DEFAULT_MODEL = OPENROUTER_MODEL  # typesafe/jev-1.13
@@ -68,7 +69,7 @@ class OpenRouterBackend(TypeSafeBackend):
                                 "route": "OpenRouter System One API (TypeSafe Jev)"}
         if self.base_url != DEFAULT_BASE_URL:
             info["endpoint"] = self.base_url
-        info.update(pricing=dict(PRICING), calibrated=True,
+        info.update(pricing=per_mtok(JEV_LIST_PRICE), calibrated=True,
                     pricing_note="list price; a line's usage.cost is what OpenRouter billed for it",
                     reproduce=f"pytest packs/ --jev-record --jev-backend=openrouter:{self.model} "
                               f"(needs {KEY_VAR})")

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import OptionError
+from ..pricing import FREE, JEV_LIST_PRICE, claude_list_price, text_tokens
 from .base import Backend, Request
 
 NAMES = ("jev", "mock", "sparrow", "minilm", "sonnet", "anthropic:<model>", "openai:<model>", "openrouter",
@@ -20,9 +21,6 @@ OPENROUTER_MODEL = "typesafe/jev-1.13"  # what bare `openrouter` asks for: Jev p
 DEFAULT_MODELS = {SONNET: SONNET_MODEL, OPENROUTER: OPENROUTER_MODEL}  # what a bare spec means
 OPENROUTER_SUFFIX = "-openrouter"
 
-# List prices, USD per million tokens (input, output): wire-contract §1.4; Anthropic's in anthropic.py.
-JEV_LIST_PRICE = (0.042, 0.0)  # Jev: input, output (output is free)
-_FREE = (0.0, 0.0)
 
 
 def kind_of(spec: str) -> str:
@@ -95,26 +93,16 @@ def estimate_tokens(spec: str, request: Request) -> tuple[int, int]:
     return text_tokens(body), 0
 
 
-CHARS_PER_TOKEN = 4  # a rough, provider-neutral rate for estimates (--jev-dry-run), never for billing
-
-
-def text_tokens(text: str) -> int:
-    """Tokens a text is estimated to bill."""
-    return len(text) // CHARS_PER_TOKEN + 1
-
-
 def list_price(spec: str, model: str | None = None) -> tuple[float, float] | None:
     """(input, output) USD per million tokens at list price; None when unknown."""
     kind = kind_of(spec)
     if kind in ("jev", "openrouter"):  # Jev's list price; OpenRouter's usage.cost stays in each line
         return JEV_LIST_PRICE
     if kind in ("mock", "sparrow", "minilm", "openai"):  # openai = a local OpenAI-compatible server
-        return _FREE
+        return FREE
     if kind == "anthropic":
-        anthropic = importlib.import_module(".anthropic", __package__)
         wanted = asked_model(spec, model) or ""
-        price: tuple[float, float] | None = anthropic.list_price(anthropic.ALIASES.get(wanted.lower(), wanted))
-        return price
+        return claude_list_price(SONNET_MODEL if wanted.lower() == SONNET else wanted)
     return None
 
 

@@ -22,14 +22,13 @@ from typing import Any
 import httpx
 
 from ..paths import safe_name
+from ..pricing import JEV_LIST_PRICE, per_mtok
 from .base import Answer, AuthError, Request, plugin_version
-from .registry import JEV_LIST_PRICE
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-latest"
 KEY_VAR = "TYPESAFE_API_KEY"
 BASE_VAR = "TYPESAFE_BASE_URL"
-PRICING = {"input_usd_per_mtok": JEV_LIST_PRICE[0], "output_usd_per_mtok": JEV_LIST_PRICE[1]}  # wire-contract §1.4
 RETRYABLE = frozenset({408, 429, 529}) | frozenset(range(500, 600))
 _PRINTABLE_KEY = re.compile(r"^[\x21-\x7e]+$")
 # httpcore's pool does O(requests x connections) work per request: one client with 32
@@ -209,7 +208,7 @@ class TypeSafeBackend:
         info: dict[str, Any] = {"provider": "TypeSafe System One", "backend": self.name, "model": self.model}
         if self.base_url != DEFAULT_BASE_URL:
             info["endpoint"] = self.base_url
-        info.update(pricing=dict(PRICING), calibrated=True,
+        info.update(pricing=per_mtok(JEV_LIST_PRICE), calibrated=True,
                     reproduce="pytest packs/ --jev-record --jev-backend=jev (needs TYPESAFE_API_KEY)")
         return info
 

@@ -487,19 +487,18 @@ def write_backend_json(path: Path, backend: Backend, served_model: str | None) -
         old = {}
     info["created"] = old.get("created", today) if isinstance(old, dict) else today
     info["updated"] = today
-    info["pricing"] = _pricing(backend, info.get("pricing"))
+    info["pricing"] = _pricing(info.get("pricing"))
     atomic_write(path, scrub(json.dumps(info, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     return info
 
 
-def _pricing(backend: Backend, described: Any) -> dict[str, float | None]:
+def _pricing(described: Any) -> dict[str, float | None]:
+    """The price a backend describes itself with; unknown (null) when it names none (a model
+    without a list price: every built-in backend that knows its price says so in describe())."""
     keys = ("input_usd_per_mtok", "output_usd_per_mtok")
     if isinstance(described, Mapping) and all(k in described for k in keys):
         return {k: described[k] for k in keys}
-    from ..backends.registry import list_price
-
-    price = list_price(backend.name, getattr(backend, "model", None))
-    return dict(zip(keys, price)) if price else dict.fromkeys(keys)
+    return dict.fromkeys(keys)
 
 
 def record_pack_sync(pack: Pack, backend: Backend, out_path: Path, *, close_backend: bool = True,
