@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from . import metrics
-from .bulk import gc_paused
 from .gates import evaluate_gates
+from .gcpause import gc_paused
 from .grade import Graded, grade
 from .packs.model import Case, Pack
 from .pricing import JEV_LIST_PRICE

@@ -17,9 +17,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .bulk import gc_paused
 from .errors import RecordingError, RecordingNotFound
 from .fileio import exists, loads, read_bytes
+from .gcpause import gc_paused
 from .numbers import at_least_zero
 from .packs import schema
 from .packs.cases import split_jsonl

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from ..bulk import gc_paused
 from ..errors import JevError, PackError, node_name_part
 from ..fileio import exists, is_regular
+from ..gcpause import gc_paused
 from ..options import Options
 from ..packs.model import Pack
 from .gcpolicy import FREEZE_MIN_CASES, freeze_if_large

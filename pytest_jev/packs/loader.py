@@ -9,9 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..bulk import gc_paused
 from ..errors import PackError
 from ..fileio import exists, is_regular
+from ..gcpause import gc_paused
 from . import schema
 from .cases import load_splits
 from .model import Gates, Pack, Question, frozen_map

@@ -1,4 +1,4 @@
-"""Helpers for reading and grading very many small records."""
+"""The cyclic garbage collector paused while very many small records are read or graded."""
 
 from __future__ import annotations
 
