@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from pytestjev_env import ensure_pytest_jev
 
-from pytest_jev.backends.base import Request, fingerprints
 from pytest_jev.fixture.answers import make_line, render
+from pytest_jev.wire import Request, fingerprints
 
 TEAMS = ["billing", "technical", "account", "other"]
 LEVELS = ["rude", "neutral", "warm"]

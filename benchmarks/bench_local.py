@@ -12,8 +12,8 @@ import argparse
 import asyncio
 import time
 
-from pytest_jev.backends.base import Request
 from pytest_jev.backends.local import make_minilm, make_sparrow
+from pytest_jev.wire import Request
 
 QUESTIONS = {
     "refund": {"type": "noul", "instructions": "The customer asks for money back."},

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_jev.backends.base import Request, fingerprints
 from pytest_jev.fixture.answers import make_line, render
+from pytest_jev.wire import Request, fingerprints
 
 # A conftest for inner runs that must not touch the network: any socket connect raises (undone
 # at the end of the run: pytester's in-process runs share this process's socket module).

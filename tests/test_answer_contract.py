@@ -14,13 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from packfiles import write_pack
 
-from pytest_jev.backends.base import Answer, Request
+from pytest_jev.backends.base import Answer
 from pytest_jev.backends.mock import MockBackend
 from pytest_jev.contract import specs_of
 from pytest_jev.grade import grade
 from pytest_jev.packs import load_pack
 from pytest_jev.record.engine import build_requests, plan, record_pack_sync, usable
 from pytest_jev.recording_file import Recording
+from pytest_jev.wire import Request
 
 _PACKS: list[Any] = []
 

@@ -12,9 +12,10 @@ import pytest
 from llm_servers import ScriptedServer, anthropic_error, anthropic_reply, openai_error, openai_reply
 
 from pytest_jev.backends.anthropic import make_anthropic
-from pytest_jev.backends.base import Answer, AuthError, Request
+from pytest_jev.backends.base import Answer, AuthError
 from pytest_jev.backends.llm import SYSTEM_PROMPT, Malformed, parse_reply, strip_fences
 from pytest_jev.backends.openai import make_openai
+from pytest_jev.wire import Request
 
 ANTHROPIC_KEY = "sk-ant-test-SECRET-4242"
 OPENAI_KEY = "sk-openai-test-SECRET-1717"

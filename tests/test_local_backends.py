@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from pytest_jev.backends.base import Answer, Request
+from pytest_jev.backends.base import Answer
 from pytest_jev.backends.shapes import round_distribution
 from pytest_jev.errors import OptionError
+from pytest_jev.wire import Request
 
 SKIP = "needs the [local] extra: pip install -e '.[local]'"
 QUESTIONS: dict[str, dict[str, Any]] = {

@@ -28,7 +28,7 @@ from packfiles import lines_by_case, write_pack
 from servers import LoopbackServer, Reply, Seen, answers_for, per_case_script
 
 from pytest_jev import paths
-from pytest_jev.backends.base import AuthError, Request
+from pytest_jev.backends.base import AuthError
 from pytest_jev.backends.openrouter import DEFAULT_MODEL, OpenRouterBackend
 from pytest_jev.backends.registry import (
     NAMES,
@@ -46,6 +46,7 @@ from pytest_jev.fileio import SECRET_ENV_VARS
 from pytest_jev.packs import load_pack
 from pytest_jev.record.engine import build_requests, record_pack_sync
 from pytest_jev.record.journal import journal_path
+from pytest_jev.wire import Request
 
 KEY = "sk-or-v1-e2e-7c1d9a3f5b2e4d6081a3c5e7f9b1d3e5"
 SERVED = "typesafe/jev-1.13-20260917"  # the pinned build OpenRouter names in its replies

@@ -16,7 +16,7 @@ import pytest
 from packfiles import case_id, set_message, write_pack
 from servers import LoopbackServer, ok_reply
 
-from pytest_jev.backends.base import Answer, AuthError, Request
+from pytest_jev.backends.base import Answer, AuthError
 from pytest_jev.backends.mock import MockBackend
 from pytest_jev.backends.registry import estimate_tokens, make_backend
 from pytest_jev.contract import answers_problems, specs_of
@@ -25,6 +25,7 @@ from pytest_jev.packs import load_pack
 from pytest_jev.record.engine import build_requests, plan, record_pack_sync
 from pytest_jev.record.journal import journal_path
 from pytest_jev.recording_file import load_recording
+from pytest_jev.wire import Request
 
 FAST = {"backoff_base_s": 0.001, "backoff_max_s": 0.01}
 LINE_KEYS = ["case_id", "model", "latency_ms", "usage", "answers", "error", "record_version", "backend", "mode",

@@ -16,12 +16,13 @@ import pytest
 from packfiles import lines_by_case, write_pack
 from servers import LoopbackServer, Reply, Seen, ok_reply, per_case_script, sparrow_replica
 
-from pytest_jev.backends.base import AuthError, Request
+from pytest_jev.backends.base import AuthError
 from pytest_jev.backends.typesafe import TypeSafeBackend, error_message, resolve_base_url, retry_after_s
 from pytest_jev.packs import load_pack
 from pytest_jev.record.engine import record_pack_sync
 from pytest_jev.record.journal import journal_path
 from pytest_jev.recording_file import load_recording
+from pytest_jev.wire import Request
 
 KEY = "tsk-test-SECRET-0123456789abcdef"
 

@@ -1,6 +1,6 @@
 """The one small interface every backend implements (live, embedded, mock alike).
 
-A backend answers one Request at a time, asynchronously; the recorder owns
+A backend answers one Request (wire.py) at a time, asynchronously; the recorder owns
 concurrency, pacing, retries between attempts that the backend marks retryable,
 journaling and resume. Backends never write files and never see a key they did
 not read from the environment themselves; keys never appear in an Answer.
@@ -9,15 +9,13 @@ not read from the environment themselves; keys never appear in an Answer.
 from __future__ import annotations
 
 import functools
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import JevError
-from ..fileio import canonical_json
+from ..wire import Request
 
 RECORD_VERSION = 1
-FINGERPRINT_VERSION = "v1"
 
 
 @functools.lru_cache(maxsize=1)
@@ -34,46 +32,6 @@ def plugin_version() -> str:
         return version("jev-packs")
     except PackageNotFoundError:
         return "0"
-
-
-@dataclass(frozen=True)
-class Request:
-    case_id: str
-    state: Any
-    questions: dict[str, dict[str, Any]]  # exactly as sent: Question.as_sent() per question id
-    model: str  # the requested model (an alias such as jev-latest is fine)
-    attempt: int = 0  # 0 for the first try, n for the n-th retry (X-TypeSafe-Retry-Count); not fingerprinted
-    # --jev-shuffle-options: choice question id -> its labels in the order sent (fingerprinted)
-    option_order: dict[str, list[str]] | None = None
-
-    def fingerprint(self, backend: str) -> str:
-        """sha256 of backend, requested model, state and questions as sent (the resume key)."""
-        return fingerprints([self], backend)[0]
-
-
-def fingerprints(requests: list[Request], backend: str) -> list[str]:
-    """Request.fingerprint of each request, with each distinct questions object serialized once.
-
-    The body is the canonical JSON (sorted keys, no spaces) of {backend, questions, requested_model,
-    state, v}, plus `option_order` for a request whose choice options were shuffled: canonical JSON
-    sorts the options' keys, so without it a shuffled request would fingerprint like the plain one
-    and its answers be reused for it. Written out key by key in sorted order it is the very same
-    string one json.dumps of the whole object gives. A pack's requests share one questions dict
-    (unless options are shuffled), which is most of the body: serialized once, not once per case.
-    """
-    head = '{"backend":' + canonical_json(backend) + ","
-    tail = ',"v":' + canonical_json(FINGERPRINT_VERSION) + "}"
-    seen: dict[int, str] = {}  # id() is safe here: every questions object stays alive in `requests`
-    out = []
-    for req in requests:
-        questions = seen.get(id(req.questions))
-        if questions is None:
-            questions = seen[id(req.questions)] = canonical_json(req.questions)
-        order = "" if req.option_order is None else f'"option_order":{canonical_json(req.option_order)},'
-        body = (f'{head}{order}"questions":{questions},"requested_model":{canonical_json(req.model)},'
-                f'"state":{canonical_json(req.state)}{tail}')
-        out.append("sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest())
-    return out
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ from typing import Any
 import httpx
 
 from ..pricing import text_tokens
-from .base import Answer, AuthError, Request
+from ..wire import Request
+from .base import Answer, AuthError
 from .shapes import BadQuestion, check_questions, labels_of, noul_answer, shape, text_of
 from .typesafe import error_message, retry_after_s
 

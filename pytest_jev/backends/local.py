@@ -31,7 +31,8 @@ from typing import Any
 
 from ..errors import OptionError
 from ..pricing import FREE, per_mtok
-from .base import Answer, Request
+from ..wire import Request
+from .base import Answer
 from .shapes import BadQuestion, check_questions, labels_of, shape, text_of
 
 INSTALL_HINT = "install with pip install -e '.[local]'"

@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from ..pricing import FREE, per_mtok, text_tokens
-from .base import Answer, Request
+from ..wire import Request
+from .base import Answer
 from .shapes import shape
 
 _M = TypeVar("_M", bound="MockBackend")

@@ -40,7 +40,8 @@ import httpx
 
 from ..numbers import at_least_zero
 from ..pricing import JEV_LIST_PRICE, per_mtok
-from .base import Answer, AuthError, Request
+from ..wire import Request
+from .base import Answer, AuthError
 from .registry import OPENROUTER_MODEL, folder_name
 from .typesafe import RETRYABLE, TypeSafeBackend, _failure, error_message, key_from_env
 

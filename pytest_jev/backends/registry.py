@@ -10,7 +10,8 @@ from typing import Any
 
 from ..errors import OptionError
 from ..pricing import FREE, JEV_LIST_PRICE, claude_list_price, text_tokens
-from .base import Backend, Request
+from ..wire import Request
+from .base import Backend
 
 NAMES = ("jev", "mock", "sparrow", "minilm", "sonnet", "anthropic:<model>", "openai:<model>", "openrouter",
          "openrouter:<model>")

@@ -23,7 +23,8 @@ import httpx
 
 from ..paths import safe_name
 from ..pricing import JEV_LIST_PRICE, per_mtok
-from .base import Answer, AuthError, Request, plugin_version
+from ..wire import Request
+from .base import Answer, AuthError, plugin_version
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
 DEFAULT_MODEL = "jev-latest"

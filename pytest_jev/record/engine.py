@@ -31,13 +31,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..backends.base import RECORD_VERSION, Answer, AuthError, Backend, Request, fingerprints, plugin_version
+from ..backends.base import RECORD_VERSION, Answer, AuthError, Backend, plugin_version
 from ..contract import AnswerSpec, answers_problems, specs_of
 from ..errors import OptionError, RecordingError
 from ..fileio import atomic_write, scrub, write_lines
 from ..packs.model import Case, Pack
 from ..paths import backend_json
 from ..protocol.rubric import question_fingerprints, rubric_fingerprint
+from ..wire import Request, fingerprints
 from .journal import Journal, journal_path, peek_journal, read_recording
 
 MODES = ("once", "new_episodes", "all", "none")
