@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 from conftest import COMPAT
 from pytest_jev import load_pack, load_recording
 from pytest_jev.evaluate import Settings, prepare
-from pytest_jev.protocol.rubric import rubric_fingerprint
 from pytest_jev.registry.datasets import DATASETS, BuildError, build
 from pytest_jev.registry.datasets.banking77 import RENAMED
 from pytest_jev.registry.datasets.sampler import quotas
+from pytest_jev.rubric import rubric_fingerprint
 
 SPDX = {"sms-spam": "CC-BY-4.0", "boolq-yes-no": "CC-BY-SA-3.0", "banking-intent": "CC-BY-4.0"}
 PREFIX = {"sms-spam": "sms", "boolq-yes-no": "bq", "banking-intent": "bnk"}

@@ -167,7 +167,7 @@ class CheckItem(RunItem):
 
     def _spec(self) -> None:
         """A pinned rubric (pack.yaml `rubric:`) must be the fingerprint of the questions as written."""
-        from ..protocol.rubric import pin_problem
+        from ..rubric import pin_problem
 
         problem = pin_problem(self.pack)
         if problem is not None:

@@ -110,8 +110,8 @@ class PackRun:
             return None
         from ..evaluate import ProtocolSetup
         from ..protocol import PROTOCOL_VERSION
-        from ..protocol.rubric import rubric_fingerprint
         from ..protocol.thresholds import TUNE, read_thresholds, retune_problem, thresholds_path, validation_problems
+        from ..rubric import rubric_fingerprint
 
         folder, pack, options = path.parent, self.pack, self.options
         target = options.target_precision if options.target_precision is not None else 0.9

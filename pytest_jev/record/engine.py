@@ -37,7 +37,7 @@ from ..errors import OptionError, RecordingError
 from ..fileio import atomic_write, scrub, write_lines
 from ..packs.model import Case, Pack
 from ..paths import backend_json
-from ..protocol.rubric import question_fingerprints, rubric_fingerprint
+from ..rubric import question_fingerprints, rubric_fingerprint
 from ..wire import Request, fingerprints
 from .journal import Journal, journal_path, peek_journal, read_recording
 

@@ -139,7 +139,7 @@ def load_backends(pack: Pack, folders: Sequence[Path], results_dir: Path) -> tup
     """Each folder's recording of the pack, refused unless it belongs to the pack (the rules of
     check[recording]) and unless there are two at least."""
     from ..evaluate import integrity_problems
-    from ..protocol.rubric import check as check_rubric
+    from ..rubric import check as check_rubric
 
     if len(folders) < 2:
         found = ", ".join(f.name for f in folders) or "none"

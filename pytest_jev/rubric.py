@@ -15,10 +15,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..fileio import canonical_json
-from ..packs.model import Case, Pack
-from ..recording_file import Recording
-from ..wire import Request, fingerprints
+from .fileio import canonical_json
+from .packs.model import Case, Pack
+from .recording_file import Recording
+from .wire import Request, fingerprints
 
 FIX = "re-record with --jev-record=all, or restore the wording the recording was made with"
 
