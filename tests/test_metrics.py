@@ -15,8 +15,8 @@ from conftest import COMPAT
 from pytest_jev import metrics
 from pytest_jev.evaluate import Settings, evaluate
 from pytest_jev.packs import load_pack
-from pytest_jev.protocol.stats import nearest_rank
 from pytest_jev.recording_file import load_recording
+from pytest_jev.stats import nearest_rank
 
 CORPUS = [
     ("jev-1.13.0", "sms-spam", "packs/sms-spam/predictions.jsonl"),

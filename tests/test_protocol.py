@@ -14,7 +14,8 @@ from typing import Any
 import pytest
 from packfiles import write_pack, write_split_pack
 
-from pytest_jev.protocol import selective, stats
+from pytest_jev import stats
+from pytest_jev.protocol import selective
 from pytest_jev.protocol.samples import Answered, Sample
 from pytest_jev.protocol.thresholds import LeakageError, write_thresholds
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..packs.model import ABSTAIN
+from ..stats import brier, ece_equal_width, nearest_rank, rate
 from .samples import Answered, Sample
-from .stats import brier, ece_equal_width, nearest_rank, rate
 
 GRID = tuple(step / 100 for step in range(50, 100))  # 0.50 ... 0.99
 NEVER = math.inf  # the threshold of a question whose tuning reached no target: it decides nothing

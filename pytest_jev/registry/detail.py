@@ -21,7 +21,7 @@ import numpy as np
 from ..grade import Items
 from ..metrics import coverage_rows
 from ..packs.model import Case, Pack
-from ..protocol.stats import wilson
+from ..stats import wilson
 
 BINS = 10
 CURVE = tuple(step / 100 for step in range(50, 100))
