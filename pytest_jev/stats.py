@@ -1,19 +1,29 @@
-"""Statistics of the protocol's selective metrics: pure functions, no I/O.
+"""Statistics: pure functions, no I/O, each statistic once.
 
-- Wilson score interval (95%, no continuity correction), as scipy's
-  `binomtest(k, n).proportion_ci(method="wilson")` computes it (tested to 1e-12).
+- Wilson score interval (95%, no continuity correction): `wilson`, as scipy's
+  `binomtest(k, n).proportion_ci(method="wilson")` computes it (tested to 1e-12). Used by the
+  protocol's rates and the registry's per-locale accuracy.
+- Exact McNemar test of two backends graded on the same items: `mcnemar_exact(b, c)`, b items
+  right only for the first and c right only for the second. Under "no difference" each
+  discordant item is a fair coin, so the p-value is the two-sided binomial test of min(b, c) in
+  b + c trials at 0.5: `scipy.stats.binomtest(min(b, c), b + c, 0.5).pvalue` (tested to 1e-12).
+  With p = 0.5 the distribution is symmetric and that is min(1, 2 * P(X <= min(b, c))).
+  `pair_counts` gives b and c from the registry's per-case marks (`detail.correct`).
 - Expected calibration error on 10 equal-width bins of confidence ([0, .1), ..., [.9, 1]):
-  the protocol's ECE. (The jevassert-exact ECE on 10 equal-mass bins stays the default
-  everywhere else: metrics.py.)
-- Brier score: (p - y)^2 for a yes/no answer; for a choice or a score the multi-class form,
-  the sum over labels of (p_label - [label is gold])^2.
-- Nearest-rank percentiles.
+  `ece_equal_width`, the protocol's ECE. (The jevassert-exact ECE on 10 equal-mass bins stays
+  the default everywhere else: metrics.ece.)
+- Multi-class Brier score: `brier_multiclass`, (p - y)^2 for a yes/no answer; for a choice or a
+  score the sum over labels of (p_label - [label is gold])^2. (The jevassert-exact binary Brier
+  of the summary is metrics.brier.)
+- Nearest-rank percentiles: `nearest_rank`.
+- `frontier`: the cheaper-and-better points of a cost / accuracy cloud.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 # scipy.special.ndtri(0.975), the z scipy's Wilson interval uses (statistics.NormalDist gives
@@ -56,7 +66,7 @@ def ece_equal_width(confidence: Sequence[float], correct: Sequence[bool], bins: 
     return sum(counts[i] / n * abs(sums[i] / counts[i] - hits[i] / counts[i]) for i in range(bins) if counts[i])
 
 
-def brier(probabilities: Sequence[Mapping[str, float]], gold: Sequence[str]) -> float | None:
+def brier_multiclass(probabilities: Sequence[Mapping[str, float]], gold: Sequence[str]) -> float | None:
     """Mean Brier score. A yes/no sample (labels "true" and "false") scores (P(true) - y)^2, the
     binary Brier the summary and jevassert print; a choice or score sample scores the sum over its
     labels of (p - [label == gold])^2, the multi-class Brier (0 to 2). None without samples."""
@@ -79,3 +89,48 @@ def nearest_rank(values: Sequence[float], pct: float) -> float | None:
         return None
     ordered = sorted(values)
     return ordered[max(1, math.ceil(pct / 100 * len(ordered))) - 1]
+
+
+def mcnemar_exact(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value for b and c discordant pairs; 1.0 without any.
+
+    Summed in exact integers (math.comb), so it holds for thousands of pairs where a float
+    binomial pmf would underflow term by term."""
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must be >= 0, got b={b}, c={c}")
+    n, k = b + c, min(b, c)
+    if n == 0 or 2 * k == n:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(k + 1))
+    return min(1.0, float(Fraction(2 * tail, 2**n)))
+
+
+def pair_counts(first: Mapping[str, str], second: Mapping[str, str]) -> tuple[int, int, int]:
+    """(b, c, n) over the items both backends answered: b right only in `first`, c right only in
+    `second`, n the paired items. Marks are one character per question ('1' right, '0' wrong,
+    '-' no usable answer); cases one side lacks, and items either side missed, are not paired."""
+    b = c = n = 0
+    for case_id, marks in first.items():
+        other = second.get(case_id)
+        if other is None:
+            continue
+        for mine, theirs in zip(marks, other):
+            if mine in "01" and theirs in "01":
+                n += 1
+                if mine != theirs:
+                    if mine == "1":
+                        b += 1
+                    else:
+                        c += 1
+    return b, c, n
+
+
+def frontier(points: Sequence[tuple[float, float]]) -> list[bool]:
+    """For each (cost, accuracy), whether it is on the cheaper-and-better frontier: no other point
+    costs as little or less and is as accurate or more, with one of the two strictly."""
+    def dominated(i: int) -> bool:
+        cost, acc = points[i]
+        return any(oc <= cost and oa >= acc and (oc < cost or oa > acc)
+                   for j, (oc, oa) in enumerate(points) if j != i)
+
+    return [not dominated(i) for i in range(len(points))]

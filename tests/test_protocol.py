@@ -295,10 +295,10 @@ def test_equal_width_ece_by_hand() -> None:
 def test_brier_by_hand() -> None:
     noul = [{"true": 0.8, "false": 0.2}, {"true": 0.3, "false": 0.7}]
     # binary, on P(true): (0.8-1)^2 = 0.04; (0.3-0)^2 = 0.09 (the summary's and jevassert's Brier)
-    assert stats.brier(noul, ["true", "false"]) == pytest.approx((0.04 + 0.09) / 2)
+    assert stats.brier_multiclass(noul, ["true", "false"]) == pytest.approx((0.04 + 0.09) / 2)
     choice = [{"a": 0.5, "b": 0.3, "c": 0.2}]
-    assert stats.brier(choice, ["b"]) == pytest.approx(0.25 + 0.49 + 0.04)
-    assert stats.brier([{"a": 1.0}], ["b"]) == pytest.approx(2.0)  # no probability for gold: a full miss
+    assert stats.brier_multiclass(choice, ["b"]) == pytest.approx(0.25 + 0.49 + 0.04)
+    assert stats.brier_multiclass([{"a": 1.0}], ["b"]) == pytest.approx(2.0)  # no probability for gold: a full miss
 
 
 def sample(cid: str, decision: str | None, p: float, gold: str = "billing", locale: str = "en",

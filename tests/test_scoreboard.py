@@ -42,7 +42,7 @@ from pytest_jev.registry.scoreboard import (
     stale_problem,
     write_scoreboard,
 )
-from pytest_jev.registry.stats import frontier, mcnemar_exact, pair_counts
+from pytest_jev.stats import frontier, mcnemar_exact, pair_counts
 
 REPO = Path(__file__).resolve().parents[1]
 HOSTILE = "<script>alert(1)</script>"

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..packs.model import ABSTAIN
-from ..stats import brier, ece_equal_width, nearest_rank, rate
+from ..stats import brier_multiclass, ece_equal_width, nearest_rank, rate
 from .samples import Answered, Sample
 
 GRID = tuple(step / 100 for step in range(50, 100))  # 0.50 ... 0.99
@@ -50,7 +50,7 @@ def metrics(samples: Sequence[Sample], qid: str, qtype: str, labels: Sequence[st
         "coverage": rate(len(taken), len(samples)),
         "selective_precision": rate(correct, len(taken)),
         "per_label": _per_label(samples, qid, answers, labels, threshold),
-        "brier": brier([a.probabilities for a in answered], [a.gold for a in answered]),
+        "brier": brier_multiclass([a.probabilities for a in answered], [a.gold for a in answered]),
         "ece_10_equal_width": ece_equal_width([a.probability for a in answered], [a.correct for a in answered]),
         "failures_by_code": dict(sorted(failures.items())),
         "latency_ms": _latency(samples),

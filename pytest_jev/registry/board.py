@@ -24,6 +24,7 @@ from typing import Any
 
 from ..numbers import finite
 from ..paths import backend_json
+from ..stats import frontier, mcnemar_exact, pair_counts
 from . import charts
 from .board_inputs import (
     BoardError,
@@ -44,7 +45,6 @@ from .board_inputs import (
     pack_inputs,
 )
 from .board_model import Backend, Board, Column, Heldout, Mark, PackBlock, Pair, SplitBlock
-from .stats import frontier, mcnemar_exact, pair_counts
 
 __all__ = ["ALPHA", "EMBEDDED_KINDS", "KNOWN_KINDS", "Backend", "Board", "BoardError", "Column", "Heldout", "Mark",
            "PackBlock", "Pair", "SplitBlock", "backend_folders", "build", "pack_digest", "pack_ids", "pack_inputs"]
