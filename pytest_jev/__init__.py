@@ -24,7 +24,7 @@ from .packs.model import Case, Gates, Pack, Question
 if TYPE_CHECKING:
     from .evaluate import Settings
     from .recording_file import Recording
-    from .results import RunResult
+    from .run_result import RunResult
 
 __all__ = [
     "Case", "Gates", "JevError", "OptionError", "Pack", "PackError", "Question", "RecordingError",

@@ -25,9 +25,9 @@ from .pricing import JEV_LIST_PRICE
 from .protocol.samples import Sample
 from .protocol.samples import build as build_samples
 from .recording_file import Recording
-from .results import AuthorCoverage, Cost, CoverageRow, Latency, Mismatch, QuestionResult, RunResult, Suggestion
 from .rubric import RubricCheck, rubric_fingerprint
 from .rubric import check as check_rubric
+from .run_result import AuthorCoverage, Cost, CoverageRow, Latency, Mismatch, QuestionResult, RunResult, Suggestion
 from .stats import nearest_rank
 
 JEV_PRICE_INPUT = JEV_LIST_PRICE[0]  # USD per million input tokens, Jev's list price; output is free

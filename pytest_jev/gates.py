@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .results import CoverageRow, RunResult
+    from .run_result import CoverageRow, RunResult
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 

@@ -19,7 +19,7 @@ import pytest
 
 from .errors import JevError
 from .nodes import OPTIONS_KEY, RUNS_KEY, split_pack_nodeid
-from .results import RunResult
+from .run_result import RunResult
 
 OUTPUT_KEY = "jev_runs"
 FAILURES_KEY = "jev_failures"

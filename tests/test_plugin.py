@@ -261,7 +261,7 @@ def test_metrics_that_crash_are_noted_not_raised_at_session_end():
     from types import SimpleNamespace
 
     from pytest_jev.nodes import PackRun, RunStore
-    from pytest_jev.results import RunKey
+    from pytest_jev.run_result import RunKey
 
     store = RunStore()
     good = SimpleNamespace(key=RunKey("good", "", "r.jsonl"))

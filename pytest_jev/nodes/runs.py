@@ -11,7 +11,7 @@ import pytest
 
 from ..errors import JevError
 from ..options import Options
-from ..results import RunKey, RunResult
+from ..run_result import RunKey, RunResult
 
 if TYPE_CHECKING:
     from ..evaluate import PackResult, Prepared, ProtocolSetup

@@ -19,7 +19,7 @@ from ..errors import JevError
 from ..fileio import atomic_write, exists, is_regular, loads, read_text
 from ..packs.model import Pack
 from ..paths import backend_info, backend_json, column_folders, predictions_in, safe_name, shown
-from ..results import RunResult
+from ..run_result import RunResult
 
 KIND = "jev-packs results"
 # the numbers a results file must share with a replay of its recording

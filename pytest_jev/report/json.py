@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..results import RunResult
+from ..run_result import RunResult
 
 
 def write_runs(path: Path, runs: list[RunResult], stability: list[dict[str, Any]] | None = None) -> Path:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..errors import node_name_part, printable
-from ..results import RunResult
+from ..run_result import RunResult
 
 
 def _f(value: Any, spec: str = ".3f", none: str = "-") -> str:
