@@ -1,41 +1,12 @@
-"""gates.yaml declarations turned into GateResults: value, interval, threshold, outcome."""
+"""gates.yaml declarations evaluated against a RunResult: the GateResults (run_result.py) in jevassert's order."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import replace
+from typing import Any
 
-if TYPE_CHECKING:
-    from .run_result import CoverageRow, RunResult
-
-PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
-
-
-@dataclass(frozen=True)
-class GateResult:
-    gate: str  # e.g. min_accuracy, per_question.queue.max_ece
-    outcome: str  # passed | failed | skipped (not computable: never a pass)
-    detail: str  # jevassert's wording, e.g. "accuracy 0.953 >= 0.900"
-    metric: str = ""
-    value: float | None = None
-    interval: tuple[float, float] | None = None
-    threshold: float | None = None
-    line: int | None = None  # line of the gate in gates.yaml
-
-    @property
-    def ok(self) -> bool | None:
-        """jevassert's tri-state: True pass, False fail, None not computable."""
-        return None if self.outcome == SKIPPED else self.outcome == PASSED
-
-    def to_json(self) -> dict[str, Any]:
-        """jevassert's gate object, exactly: gate, ok, detail."""
-        return {"gate": self.gate, "ok": self.ok, "detail": self.detail}
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> GateResult:
-        ok = doc["ok"]
-        return cls(doc["gate"], SKIPPED if ok is None else PASSED if ok else FAILED, doc["detail"])
+from .run_result import FAILED, PASSED, SKIPPED, CoverageRow, GateResult, RunResult
 
 
 def _at_least(name: str, metric: str, value: float, threshold: float, detail: str,

@@ -9,12 +9,12 @@ every key `jevassert check --json` writes, with jevassert's meaning, plus ours.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .gates import GateResult
-
 Interval = tuple[float, float]
+PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"  # a gate's outcome
 
 
 def _interval(value: Any) -> Interval | None:
@@ -23,6 +23,32 @@ def _interval(value: Any) -> Interval | None:
 
 def _listed(ci: Interval | None) -> list[float] | None:
     return list(ci) if ci is not None else None
+
+
+@dataclass(frozen=True)
+class GateResult:
+    gate: str  # e.g. min_accuracy, per_question.queue.max_ece
+    outcome: str  # passed | failed | skipped (not computable: never a pass)
+    detail: str  # jevassert's wording, e.g. "accuracy 0.953 >= 0.900"
+    metric: str = ""
+    value: float | None = None
+    interval: tuple[float, float] | None = None
+    threshold: float | None = None
+    line: int | None = None  # line of the gate in gates.yaml
+
+    @property
+    def ok(self) -> bool | None:
+        """jevassert's tri-state: True pass, False fail, None not computable."""
+        return None if self.outcome == SKIPPED else self.outcome == PASSED
+
+    def to_json(self) -> dict[str, Any]:
+        """jevassert's gate object, exactly: gate, ok, detail."""
+        return {"gate": self.gate, "ok": self.ok, "detail": self.detail}
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> GateResult:
+        ok = doc["ok"]
+        return cls(doc["gate"], SKIPPED if ok is None else PASSED if ok else FAILED, doc["detail"])
 
 
 @dataclass(frozen=True, slots=True)

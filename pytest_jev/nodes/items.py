@@ -13,9 +13,9 @@ from .runs import RUNS_KEY, PackRun
 
 if TYPE_CHECKING:
     from ..evaluate import PackResult
-    from ..gates import GateResult
     from ..grade import CaseOutcome
     from ..packs.model import Case, Pack
+    from ..run_result import GateResult
 
 MISMATCH_KEY = "jev_mismatch"  # user_properties key carrying one case's mismatches
 MISMATCH_COUNT_KEY = "jev_mismatch_count"  # ... and a bulk item's count of them
