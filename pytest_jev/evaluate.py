@@ -27,6 +27,7 @@ from .protocol.samples import build as build_samples
 from .recording_file import Recording
 from .rubric import RubricCheck, rubric_fingerprint
 from .rubric import check as check_rubric
+from .run_detail import run_detail
 from .run_result import AuthorCoverage, Cost, CoverageRow, Latency, Mismatch, QuestionResult, RunResult, Suggestion
 from .stats import nearest_rank
 
@@ -202,8 +203,6 @@ def finish(prep: Prepared, *, apart: bool = False) -> PackResult:
     if settings.protocol is not None:
         run = replace(run, protocol=protocol_result(prep, settings.protocol, run))
     if settings.detail:
-        from .registry.detail import run_detail
-
         run = replace(run, detail=run_detail(pack, prep.cases, items))
     return PackResult(pack, prep.recording_path, graded, run, prep.problems)
 

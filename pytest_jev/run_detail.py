@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ..grade import Items
-from ..metrics import coverage_rows
-from ..packs.model import Case, Pack
-from ..stats import wilson
+from .grade import Items
+from .metrics import coverage_rows
+from .packs.model import Case, Pack
+from .stats import wilson
 
 BINS = 10
 CURVE = tuple(step / 100 for step in range(50, 100))
