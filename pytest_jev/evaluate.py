@@ -9,10 +9,9 @@ the decoded lines) and `finish` (numpy metrics, bootstrap, gates).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -22,15 +21,25 @@ from .gcpause import gc_paused
 from .grade import Graded, grade
 from .packs.model import Case, Pack
 from .pricing import JEV_LIST_PRICE
-from .protocol.samples import Sample
-from .protocol.samples import build as build_samples
 from .recording_file import Recording
 from .rubric import RubricCheck, rubric_fingerprint
 from .rubric import check as check_rubric
 from .run_detail import run_detail
-from .run_result import AuthorCoverage, Cost, CoverageRow, Latency, Mismatch, QuestionResult, RunResult, Suggestion
+from .run_result import (
+    AuthorCoverage,
+    Cost,
+    CoverageRow,
+    Interval,
+    Latency,
+    Mismatch,
+    QuestionResult,
+    RunResult,
+    Suggestion,
+)
 from .stats import nearest_rank
 
+# (prob, correct, resamples, seed) -> (accuracy interval, ECE interval): metrics.bootstrap's signature
+Bootstrap = Callable[[np.ndarray, np.ndarray, int, int], tuple[Interval | None, Interval | None]]
 JEV_PRICE_INPUT = JEV_LIST_PRICE[0]  # USD per million input tokens, Jev's list price; output is free
 
 
@@ -42,21 +51,7 @@ class Settings:
     price_output: float | None = 0.0
     target_precision: float | None = None
     no_gates: bool = False
-    protocol: ProtocolSetup | None = None  # a tune or held-out run of the protocol
     detail: bool = False  # compute the registry's detail (--jev-write-results)
-
-
-@dataclass(frozen=True)
-class ProtocolSetup:
-    """What a protocol run needs beyond replay: its role, its folder, the frozen thresholds a
-    held-out run applies, and the problems that refuse it (check[protocol])."""
-
-    role: str  # tune | heldout
-    folder: Path  # where thresholds, reports and per-sample results live (the recording's folder)
-    target_precision: float = 0.9
-    min_covered: int = 10
-    frozen: Mapping[str, Any] | None = None  # held-out: the tune run's thresholds.json
-    problems: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -82,7 +77,6 @@ class Prepared:
     latency: Latency
     problems: tuple[str, ...]  # integrity problems: why the recording does not belong to the pack
     rubric: RubricCheck  # the wording the recording was made with, against the pack's
-    samples: tuple[Sample, ...] = ()  # protocol runs only: per-sample answers
 
 
 @dataclass(frozen=True)
@@ -165,19 +159,17 @@ def prepare(pack: Pack, recording: Recording, settings: Settings, backend: str |
         shown_path=shown_path or str(recording.path), recording_sha256=recording.sha256,
         models=tuple(recording.models()), mode=min(recording.modes(), default="live"), graded=graded,
         cost=cost, latency=latency, problems=tuple(integrity_problems(pack, chosen, recording, graded)),
-        rubric=check_rubric(pack, chosen, recording),
-        samples=build_samples(pack, chosen, recording, graded) if settings.protocol else ())
+        rubric=check_rubric(pack, chosen, recording))
 
 
-def finish(prep: Prepared, *, apart: bool = False) -> PackResult:
+def finish(prep: Prepared, *, draw: Bootstrap | None = None) -> PackResult:
     """Metrics, bootstrap intervals and gates of a prepared run (numpy only, no recording needed).
 
-    apart=True: a large bootstrap runs in a child process (metrics.bootstrap_apart), for a
-    caller whose own thread is busy meanwhile."""
+    `draw` computes the bootstrap intervals (default: metrics.bootstrap, in this thread); the run
+    machinery passes one that runs a large bootstrap in a child process (nodes/runs.py)."""
     pack, settings, graded = prep.pack, prep.settings, prep.graded
     items = graded.items
-    draw = metrics.bootstrap_apart if apart else metrics.bootstrap
-    acc_ci, ece_ci = draw(items.prob, items.correct, settings.bootstrap, settings.seed)
+    acc_ci, ece_ci = (draw or metrics.bootstrap)(items.prob, items.correct, settings.bootstrap, settings.seed)
     suggestion = None
     if settings.target_precision is not None:
         found = metrics.suggest_threshold(items.prob, items.correct, settings.target_precision)
@@ -200,39 +192,9 @@ def finish(prep: Prepared, *, apart: bool = False) -> PackResult:
         rubric_status=prep.rubric.outcome)
     if not settings.no_gates:
         run = replace(run, gates=tuple(evaluate_gates(pack.gates.values, run, pack.gates.lines)))
-    if settings.protocol is not None:
-        run = replace(run, protocol=protocol_result(prep, settings.protocol, run))
     if settings.detail:
         run = replace(run, detail=run_detail(pack, prep.cases, items))
     return PackResult(pack, prep.recording_path, graded, run, prep.problems)
-
-
-def protocol_result(prep: Prepared, setup: ProtocolSetup, run: RunResult) -> dict[str, Any]:
-    """A protocol run's report, the thresholds a tune run freezes, and the per-sample results."""
-    from .protocol.report import build, thresholds_for, tune_all
-    from .protocol.thresholds import thresholds_doc
-
-    pack = prep.pack
-    identity = run_identity(prep, run)
-    tuned = tune_all(pack, prep.samples, setup.target_precision, setup.min_covered) if setup.role == "tune" else None
-    thresholds, source = thresholds_for(setup.role, pack, prep.samples, setup.frozen, tuned)
-    return {
-        "role": setup.role, "folder": str(setup.folder), "problems": list(setup.problems),
-        "report": build(identity, pack, prep.samples, thresholds, source,
-                        (run.cost.price_input, run.cost.price_output)),
-        "thresholds": (thresholds_doc(identity, tuned, setup.target_precision, setup.min_covered)
-                       if tuned is not None else None),
-        "results": [sample.to_json() for sample in prep.samples],
-    }
-
-
-def run_identity(prep: Prepared, run: RunResult) -> dict[str, Any]:
-    """What a protocol run is: pack, split and its data, wording, who answered, how (the fields a
-    held-out run checks in the frozen thresholds, and `jev-packs merge` in every report)."""
-    split = prep.pack.splits[prep.split]
-    return {"pack": prep.pack.id, "pack_version": prep.pack.version, "split": prep.split, "mode": prep.mode,
-            "backend": prep.recording_path.parent.name, "served_models": sorted(prep.models),
-            "dataset_sha256": split.sha256, "rubric": run.rubric, "seed": prep.settings.seed}
 
 
 def evaluate(pack: Pack, recording: Recording, settings: Settings | None = None, backend: str | None = None,

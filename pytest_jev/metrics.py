@@ -338,49 +338,6 @@ def _bootstrap_literal(prob: np.ndarray, correct: np.ndarray, n_resamples: int, 
     return _interval(sorted(acc_stats)), _interval(sorted(ece_stats))  # Python's sort, NaN included
 
 
-APART_MIN_DRAWS = 20_000_000  # items x resamples from which bootstrap_apart uses a child process
-
-
-def bootstrap_apart(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int = 0
-                    ) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
-    """bootstrap(), in a child process when it is large; the very same numbers either way.
-
-    Much of the bootstrap is numpy work that holds the GIL (bincount, fancy indexing), so
-    on a background thread it stalls the thread running pytest's items: at 100,000 cases
-    about 4 s. A child interpreter shares no GIL and costs ~0.2 s of start-up on the other
-    core. It is a plain `python -c` (not multiprocessing, which would re-import the
-    caller's __main__); if it cannot run, the bootstrap runs here.
-    """
-    if prob.shape[0] * n_resamples < APART_MIN_DRAWS:
-        return bootstrap(prob, correct, n_resamples, seed)
-    import pickle
-    import subprocess
-    import sys
-
-    # the child runs this very file (it imports only numpy and the standard library), loaded
-    # by path: no sys.path change, no other installed copy of the package picked up instead
-    child = ("import importlib.util as u, sys; s = u.spec_from_file_location('jev_metrics', sys.argv[1]); "
-             "m = u.module_from_spec(s); sys.modules['jev_metrics'] = m; s.loader.exec_module(m); "
-             "m._bootstrap_child()")
-    try:
-        done = subprocess.run([sys.executable, "-c", child, __file__],
-                              input=pickle.dumps((prob, correct, n_resamples, seed), protocol=5),
-                              capture_output=True, check=True)
-        result = pickle.loads(done.stdout)
-    except (OSError, subprocess.SubprocessError, pickle.UnpicklingError, EOFError, ValueError):
-        return bootstrap(prob, correct, n_resamples, seed)
-    return result  # type: ignore[no-any-return]
-
-
-def _bootstrap_child() -> None:
-    """The child side of bootstrap_apart: pickled arguments on stdin, pickled intervals on stdout."""
-    import pickle
-    import sys
-
-    prob, correct, n_resamples, seed = pickle.load(sys.stdin.buffer)
-    sys.stdout.buffer.write(pickle.dumps(bootstrap(prob, correct, n_resamples, seed)))
-
-
 def _ece_rows(counts: np.ndarray, n: int, sums: _ExactSums, g_correct: np.ndarray,
               bounds: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """ECE of each resample in a block, from its draw counts per (p, correct) group.

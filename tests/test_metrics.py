@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from conftest import COMPAT
 from pytest_jev import metrics
 from pytest_jev.evaluate import Settings, evaluate
+from pytest_jev.nodes import runs
 from pytest_jev.packs import load_pack
 from pytest_jev.recording_file import load_recording
 from pytest_jev.stats import nearest_rank
@@ -129,7 +130,7 @@ def test_bootstrap_apart_gives_the_same_intervals_from_a_child_process(monkeypat
     prob = np.round(rng.random(3000), 2)
     correct = rng.random(3000) < prob
     here = metrics.bootstrap(prob, correct, 200, 3)
-    monkeypatch.setattr(metrics, "APART_MIN_DRAWS", 1)
+    monkeypatch.setattr(runs, "APART_MIN_DRAWS", 1)
     calls: list[list[str]] = []
     real_run = subprocess.run
 
@@ -138,7 +139,7 @@ def test_bootstrap_apart_gives_the_same_intervals_from_a_child_process(monkeypat
         return real_run(args, **kw)
 
     monkeypatch.setattr(subprocess, "run", spy)
-    assert metrics.bootstrap_apart(prob, correct, 200, 3) == here
+    assert runs.bootstrap_apart(prob, correct, 200, 3) == here
     assert len(calls) == 1 and calls[0][0] == sys.executable  # it really went to a child
     monkeypatch.setattr(sys, "executable", "/nonexistent/python")  # no child possible: computed here
-    assert metrics.bootstrap_apart(prob, correct, 200, 3) == here
+    assert runs.bootstrap_apart(prob, correct, 200, 3) == here

@@ -328,7 +328,7 @@ BROKEN_METRICS = """
 import pytest_jev.metrics as m
 def boom(*args, **kwargs):
     raise RuntimeError("boom")
-m.bootstrap = m.bootstrap_apart = boom
+m.bootstrap = boom
 """
 
 

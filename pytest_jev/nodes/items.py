@@ -149,7 +149,7 @@ class CheckItem(RunItem):
             raise JevFailure([run.problem.one_line()])
         assert run.prepared is not None
         if self.check == "protocol":
-            setup = run.prepared.settings.protocol
+            setup = run.protocol
             if setup is not None and setup.problems:
                 raise JevFailure(list(setup.problems))
             return None

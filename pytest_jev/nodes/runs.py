@@ -1,22 +1,39 @@
-"""A pack's run in this process (found, read and graded once, on demand; metrics on a
-background thread) and the store of every run the summary and --jev-json report."""
+"""The run machinery: a pack's run in this process (found, read and graded once, on demand;
+metrics on a background thread, a large bootstrap in a child process), and the store of every
+run the summary and --jev-json report.
+
+Grading lives in evaluate.py and the protocol's additions in protocol/protocol_run.py; both
+import numpy, and every pytest session imports this module (a project without packs too), so
+they are imported inside the methods that grade, where import-linter still sees the edge.
+"""
 
 from __future__ import annotations
 
+import pickle
+import subprocess
+import sys
 import threading
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .. import paths
 from ..errors import JevError
 from ..options import Options
-from ..run_result import RunKey, RunResult
+from ..pricing import JEV_LIST_PRICE
+from ..protocol.thresholds import role_of
+from ..recording_file import load_recording
+from ..run_result import Interval, RunKey, RunResult
 
 if TYPE_CHECKING:
-    from ..evaluate import PackResult, Prepared, ProtocolSetup
+    import numpy as np
+
+    from ..evaluate import PackResult, Prepared
     from ..packs.model import Pack, Split
-    from ..recording_file import Recording
+    from ..protocol.protocol_run import ProtocolSetup
+    from ..protocol.samples import Sample
+
+APART_MIN_DRAWS = 20_000_000  # items x resamples from which bootstrap_apart uses a child process
 
 
 class PackRun:
@@ -44,6 +61,8 @@ class PackRun:
         # (check item, reason) when the run's numbers must not be used: a frozen split whose
         # bytes changed (nothing is graded), or a recording made for other wording (rubric drift)
         self.refusal: tuple[str, str] | None = None
+        self.protocol: ProtocolSetup | None = None  # a protocol run's setup (check[protocol] reads its problems)
+        self.samples: tuple[Sample, ...] = ()  # a protocol run's per-sample answers
         self._ready = False
         self._thread: threading.Thread | None = None
         self._result: PackResult | None = None
@@ -62,17 +81,16 @@ class PackRun:
         if frozen is not None:  # refused before anything is read or graded
             self.refusal = ("check[split]", "the frozen split changed")
             return
-        from .. import paths
-        from ..evaluate import JEV_PRICE_INPUT, Settings, prepare
-        from ..recording_file import load_recording
+        from ..evaluate import Settings, prepare  # numpy: see the module docstring
+        from ..protocol import protocol_run
 
         options = self.options
         try:
             path = paths.find_recording(self.pack.path, self.pack.id, explicit=options.recording,
-                                         backend=options.backend, results_dir=options.results_dir,
-                                         tested=self.pack.tested)
+                                        backend=options.backend, results_dir=options.results_dir,
+                                        tested=self.pack.tested)
             recording = load_recording(path)
-            price_in, price_out = paths.pricing(path.parent, (JEV_PRICE_INPUT, 0.0))
+            price_in, price_out = paths.pricing(path.parent, (JEV_LIST_PRICE[0], 0.0))
         except JevError as exc:
             self.problem = exc
             return
@@ -80,10 +98,14 @@ class PackRun:
             price_in = options.price_input
         if options.price_output is not None:
             price_out = options.price_output
+        role = self.protocol_role
+        if role is not None:
+            target = options.target_precision if options.target_precision is not None else 0.9
+            self.protocol = protocol_run.setup(role, self.pack, recording, target_precision=target,
+                                               min_covered=options.min_covered, seed=options.seed)
         settings = Settings(bootstrap=options.bootstrap, seed=options.seed, price_input=price_in,
                             price_output=price_out, target_precision=options.target_precision,
-                            no_gates=options.no_gates, protocol=self._protocol(path, recording),
-                            detail=options.write_results or options.registry)
+                            no_gates=options.no_gates, detail=options.write_results or options.registry)
         backend = options.backend
         models = recording.models()
         if backend is None and options.recording is None and len(models) == 1:
@@ -91,47 +113,16 @@ class PackRun:
         self.prepared = prepare(self.pack, recording, settings, backend=backend,
                                 shown_path=paths.shown(recording.path, options.rootdir), split=self.split,
                                 cases=self.cases)
+        if self.protocol is not None:
+            self.samples = protocol_run.samples(self.pack, self.cases, recording, self.prepared)
         if self.prepared.rubric.drift:
             self.refusal = ("check[rubric]", "the recording was made for other wording (rubric drift)")
 
     @property
     def protocol_role(self) -> str | None:
         """tune or heldout when this run is a protocol run (--jev-tune / --jev-heldout on that split)."""
-        from ..protocol.thresholds import role_of
-
         role = role_of(self.split)
         return role if role is not None and role == self.options.protocol else None
-
-    def _protocol(self, path: Path, recording: Recording) -> ProtocolSetup | None:
-        """The setup of a protocol run, with the problems that refuse it: tuning after a held-out
-        report, or frozen thresholds that do not belong to this held-out run."""
-        role = self.protocol_role
-        if role is None:
-            return None
-        from ..evaluate import ProtocolSetup
-        from ..protocol import PROTOCOL_VERSION
-        from ..protocol.thresholds import TUNE, read_thresholds, retune_problem, thresholds_path, validation_problems
-        from ..rubric import rubric_fingerprint
-
-        folder, pack, options = path.parent, self.pack, self.options
-        target = options.target_precision if options.target_precision is not None else 0.9
-        if role == TUNE:
-            problem = retune_problem(folder, pack.id)
-            return ProtocolSetup(role, folder, target, options.min_covered, None, (problem,) if problem else ())
-        if TUNE not in pack.splits:  # an evaluation split whose thresholds belong to the pack
-            return ProtocolSetup(role, folder, target, options.min_covered)
-        where = thresholds_path(folder, pack.id)
-        try:
-            frozen = read_thresholds(where)
-        except JevError as exc:
-            return ProtocolSetup(role, folder, target, options.min_covered, None, (exc.one_line(),))
-        expected = {"pack": pack.id, "pack_version": pack.version, "mode": min(recording.modes(), default="live"),
-                    "backend": folder.name, "served_models": sorted(recording.models()),
-                    "dataset_sha256": pack.splits[TUNE].declared_sha256,
-                    "rubric": rubric_fingerprint(pack.questions_as_sent()), "protocol_version": PROTOCOL_VERSION,
-                    "seed": options.seed}
-        problems = tuple(validation_problems(frozen, expected, where))
-        return ProtocolSetup(role, folder, target, options.min_covered, frozen, problems)
 
     def start(self, store: RunStore, *, apart: bool) -> None:
         """Start the metrics (once) and hand the run to the process-wide store (never for a
@@ -143,12 +134,22 @@ class PackRun:
         self._thread.start()
         store.add_run(self)
 
-    def _work(self, apart: bool) -> None:
-        from ..evaluate import finish
+    def compute(self, *, apart: bool = False) -> PackResult:
+        """The run's metrics, gates and (a protocol run) protocol result, computed here. With
+        apart=True a large bootstrap runs in a child process (bootstrap_apart)."""
+        from .. import metrics
+        from ..evaluate import finish  # numpy: see the module docstring
+        from ..protocol import protocol_run
 
+        assert self.prepared is not None
+        result = finish(self.prepared, draw=bootstrap_apart if apart else metrics.bootstrap)
+        if self.protocol is not None:
+            result = protocol_run.attach(result, self.prepared, self.samples, self.protocol)
+        return result
+
+    def _work(self, apart: bool) -> None:
         try:
-            assert self.prepared is not None
-            self._result = finish(self.prepared, apart=apart)
+            self._result = self.compute(apart=apart)
         except BaseException as exc:  # re-raised in the thread that asks for the result  # noqa: BLE001
             self._error = exc
 
@@ -159,6 +160,35 @@ class PackRun:
             raise self._error
         assert self._result is not None
         return self._result
+
+
+def bootstrap_apart(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int = 0
+                    ) -> tuple[Interval | None, Interval | None]:
+    """metrics.bootstrap(), in a child process when it is large; the very same numbers either way.
+
+    Much of the bootstrap is numpy work that holds the GIL (bincount, fancy indexing), so
+    on a background thread it stalls the thread running pytest's items: at 100,000 cases
+    about 4 s. A child interpreter shares no GIL and costs ~0.2 s of start-up on the other
+    core. It is a plain `python -c` (not multiprocessing, which would re-import the
+    caller's __main__); if it cannot run, the bootstrap runs here.
+    """
+    from .. import metrics  # numpy: see the module docstring
+
+    if prob.shape[0] * n_resamples < APART_MIN_DRAWS:
+        return metrics.bootstrap(prob, correct, n_resamples, seed)
+    # the child runs metrics.py itself (it imports only numpy and the standard library), loaded
+    # by path: no sys.path change, no other installed copy of the package picked up instead
+    child = ("import importlib.util as u, pickle, sys; s = u.spec_from_file_location('jev_metrics', sys.argv[1]); "
+             "m = u.module_from_spec(s); sys.modules['jev_metrics'] = m; s.loader.exec_module(m); "
+             "sys.stdout.buffer.write(pickle.dumps(m.bootstrap(*pickle.load(sys.stdin.buffer))))")
+    try:
+        done = subprocess.run([sys.executable, "-c", child, metrics.__file__],
+                              input=pickle.dumps((prob, correct, n_resamples, seed), protocol=5),
+                              capture_output=True, check=True)
+        result = pickle.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, pickle.UnpicklingError, EOFError, ValueError):
+        return metrics.bootstrap(prob, correct, n_resamples, seed)
+    return result  # type: ignore[no-any-return]
 
 
 class RunStore:
