@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytest_jev.backends.base import Answer
-from pytest_jev.backends.shapes import round_distribution
+from pytest_jev.backends.system_one import round_distribution
 from pytest_jev.errors import OptionError
 from pytest_jev.wire import Request
 

@@ -5,7 +5,7 @@ here in our own words: the state is untrusted data inside <document> tags, the
 model writes a probability per allowed label (probabilities mode), a JSON
 schema constrains the reply, malformed replies get up to two corrective
 retries, distributions are normalised and the System One fields are derived
-from them (backends/shapes.py). Provider modules (anthropic.py, openai.py)
+from them (backends/system_one.py). Provider modules (anthropic.py, openai.py)
 only turn a conversation into one HTTP exchange.
 
 What we do differently from the adapter, on purpose:
@@ -31,7 +31,7 @@ import httpx
 from ..pricing import text_tokens
 from ..wire import Request
 from .base import Answer, AuthError
-from .shapes import BadQuestion, check_questions, labels_of, noul_answer, shape, text_of
+from .system_one import BadQuestion, check_questions, labels_of, noul_answer, shape, text_of
 from .typesafe import error_message, retry_after_s
 
 MAX_CORRECTIVE_RETRIES = 2

@@ -33,7 +33,7 @@ from ..errors import OptionError
 from ..pricing import FREE, per_mtok
 from ..wire import Request
 from .base import Answer
-from .shapes import BadQuestion, check_questions, labels_of, shape, text_of
+from .system_one import BadQuestion, check_questions, labels_of, shape, text_of
 
 INSTALL_HINT = "install with pip install -e '.[local]'"
 NO_TOKENS = {"input_tokens": 0, "output_tokens": 0}

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 from ..pricing import FREE, per_mtok, text_tokens
 from ..wire import Request
 from .base import Answer
-from .shapes import shape
+from .system_one import shape
 
 _M = TypeVar("_M", bound="MockBackend")
 
