@@ -32,7 +32,7 @@ from .nodes import (
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     opts.addoption(parser)
-    pluginmanager.register(importlib.import_module("pytest_jev.fixture.plugin"), "jev-fixture")
+    pluginmanager.register(importlib.import_module("pytest_jev.fixture.fixtures"), "jev-fixture")
 
 
 @pytest.hookimpl(trylast=True)

@@ -282,7 +282,7 @@ def test_two(jev, jev_client):
 def test_a_client_wrapping_the_default_one_still_replays(pytester: pytest.Pytester, bot: Path) -> None:
     pytester.makeconftest('''
 import pytest
-from pytest_jev.fixture.session import RecordedClient
+from pytest_jev.fixture.answering import RecordedClient
 
 class Logged:
     def __init__(self, inner):
@@ -293,7 +293,7 @@ class Logged:
 
 @pytest.fixture(scope="session")
 def jev_client(pytestconfig):
-    from pytest_jev.fixture.plugin import SESSION_KEY
+    from pytest_jev.fixture.fixtures import SESSION_KEY
     return Logged(RecordedClient(pytestconfig.stash[SESSION_KEY]))
 ''')
     result = pytester.runpytest("-p", "no:cacheprovider")

@@ -413,7 +413,7 @@ def test_one_rule_decides_the_model_asked_for(spec: str, model: str | None, aske
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """What make_backend asks for is what the dry run prices, the results folder is named by, and
     the fixture's request lines name (a marker's model cannot change what such a backend asks)."""
-    from pytest_jev.fixture.session import requested_model
+    from pytest_jev.fixture.answering import requested_model
     from pytest_jev.record.session import _folder_id, _requested_model
 
     for var in ("OPENROUTER_API_KEY", "ANTHROPIC_API_KEY"):
@@ -430,7 +430,7 @@ def test_one_rule_decides_the_model_asked_for(spec: str, model: str | None, aske
 def test_bare_and_kind_only_specs_leave_the_model_to_the_backend() -> None:
     assert asked_model("jev", None) is None and asked_model("jev", "jev-1.14.0") == "jev-1.14.0"
     assert asked_model("sparrow", None) is None
-    from pytest_jev.fixture.session import requested_model
+    from pytest_jev.fixture.answering import requested_model
 
     assert requested_model("jev", "jev-9", "jev-1.14.0") == "jev-9"  # jev asks what the request names
     assert requested_model("sparrow", None, None) == "jev-latest"
