@@ -86,7 +86,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     options = config.stash[OPTIONS_KEY]
     if (options.record_mode or options.dry_run) and not hasattr(config, "workerinput") \
             and not config.option.collectonly:
-        from .record.session import record_selection, selection_from_items
+        from .nodes.record_selection import record_selection, selection_from_items
 
         try:
             record_selection(config, options, *selection_from_items(session.items))

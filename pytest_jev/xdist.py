@@ -194,7 +194,7 @@ class XdistBridge:
         if self.recorded or not (options.record_mode or options.dry_run):
             return
         self.recorded = True
-        from .record.session import record_selection, selection_from_nodeids
+        from .nodes.record_selection import record_selection, selection_from_nodeids
 
         try:
             record_selection(self.config, options, selection_from_nodeids(ids, self.config.rootpath))

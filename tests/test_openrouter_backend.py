@@ -414,7 +414,7 @@ def test_one_rule_decides_the_model_asked_for(spec: str, model: str | None, aske
     """What make_backend asks for is what the dry run prices, the results folder is named by, and
     the fixture's request lines name (a marker's model cannot change what such a backend asks)."""
     from pytest_jev.fixture.answering import requested_model
-    from pytest_jev.record.session import _folder_id, _requested_model
+    from pytest_jev.nodes.record_selection import _folder_id, _requested_model
 
     for var in ("OPENROUTER_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.setenv(var, "sk-test-not-sent")  # built, never called

@@ -36,7 +36,7 @@ from servers import LoopbackServer, Reply, Seen, ok_reply
 import pytest_jev.backends.anthropic  # imported here, not first inside a pytester run
 import pytest_jev.backends.openai
 import pytest_jev.backends.typesafe  # noqa: F401
-from pytest_jev.record import session as record
+from pytest_jev.nodes import record_selection as record
 from pytest_jev.record.engine import Progress
 
 KEYS = {"TYPESAFE_API_KEY": "tsk-e2e-9f3c1a7b5d2e4f60b8a1c3d5",

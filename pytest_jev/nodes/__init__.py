@@ -13,7 +13,7 @@ from .items import (
     PackWarning,
 )
 from .packfile import PACK_FILE, BrokenPack, PackFile, broken_pack_problem, split_pack_nodeid
-from .registry_items import WRITTEN_KEY, ResultsItem
+from .results_check import WRITTEN_KEY, ResultsItem
 from .runs import OPTIONS_KEY, RUNS_KEY, STABILITY_KEY, PackRun, RunStore
 
 __all__ = [

@@ -17,7 +17,7 @@ from ..options import Options
 from ..packs.model import Pack
 from .gcpolicy import FREEZE_MIN_CASES, freeze_if_large
 from .items import BulkItem, CaseItem, CheckItem, GateItem, OutsideItem, PackWarning, ProblemItem
-from .registry_items import ResultsItem
+from .results_check import ResultsItem
 from .runs import OPTIONS_KEY, PackRun
 
 PACK_FILE = "pack.yaml"

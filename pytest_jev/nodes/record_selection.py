@@ -22,10 +22,10 @@ import pytest
 from .. import paths
 from ..errors import JevError, node_name_part
 from ..fileio import is_regular
-from ..nodes.packfile import PACK_FILE, split_pack_nodeid
-from ..nodes.runs import STABILITY_KEY
 from ..options import Options
 from ..packs.model import Pack
+from .packfile import PACK_FILE, split_pack_nodeid
+from .runs import STABILITY_KEY
 
 WHOLE_PACK = None  # a selection entry meaning every case of the pack
 
@@ -109,7 +109,7 @@ def _dry_run(tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> N
     """What recording would call and cost: the very calls the run would make (nothing for
     cases already answered), tokens estimated from the bodies that would be sent."""
     from ..backends.registry import estimate_tokens, kind_of, list_price
-    from .engine import plan
+    from ..record.engine import plan
 
     spec = options.backend
     assert spec is not None
@@ -159,8 +159,8 @@ def _folder_id(spec: str, model: str | None) -> str | None:
 
 def _record(config: pytest.Config, tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> None:
     from ..backends.registry import make_backend
-    from .engine import record_pack_sync
-    from .stability import stability
+    from ..record.engine import record_pack_sync
+    from ..record.stability import stability
 
     spec = options.backend
     assert spec is not None
@@ -203,7 +203,7 @@ def _start_path(options: Options, spec: str, folder_id: str | None, pack: Any, r
     provided its lines were recorded by this backend, endpoint and requested model.
     """
     from ..backends.registry import kind_of
-    from .journal import read_recording
+    from ..record.journal import read_recording
 
     fresh = paths.recording_file(options.results_dir, folder_id or paths.safe_name(spec), pack.id)
     if is_regular(fresh):
