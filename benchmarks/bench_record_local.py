@@ -33,7 +33,8 @@ from make_pack import main as make_pack
 
 from pytest_jev.backends.local import make_sparrow
 from pytest_jev.packs import load_pack
-from pytest_jev.record.engine import build_requests, record_pack_sync
+from pytest_jev.record.engine import record_pack_sync
+from pytest_jev.record.plan import build_requests
 
 
 def forget(backend) -> None:

@@ -19,7 +19,8 @@ from pytest_jev.backends.mock import MockBackend
 from pytest_jev.contract import specs_of
 from pytest_jev.grade import grade
 from pytest_jev.packs import load_pack
-from pytest_jev.record.engine import build_requests, plan, record_pack_sync, usable
+from pytest_jev.record.engine import record_pack_sync
+from pytest_jev.record.plan import build_requests, plan, usable
 from pytest_jev.recording_file import Recording
 from pytest_jev.wire import Request
 

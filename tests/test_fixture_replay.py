@@ -91,7 +91,7 @@ def test_replay_builds_no_backend_and_imports_nothing_heavy(pytester: pytest.Pyt
 import sys
 def test_nothing_heavy_was_imported():
     heavy = [m for m in ("numpy", "httpx", "sparrow_decider", "pytest_jev.backends.typesafe",
-                         "pytest_jev.record.engine") if m in sys.modules]
+                         "pytest_jev.record.driver") if m in sys.modules]
     assert heavy == []
 """)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")

@@ -44,8 +44,9 @@ from pytest_jev.backends.registry import (
 from pytest_jev.errors import OptionError
 from pytest_jev.fileio import SECRET_ENV_VARS
 from pytest_jev.packs import load_pack
-from pytest_jev.record.engine import build_requests, record_pack_sync
+from pytest_jev.record.engine import record_pack_sync
 from pytest_jev.record.journal import journal_path
+from pytest_jev.record.plan import build_requests
 from pytest_jev.wire import Request
 
 KEY = "sk-or-v1-e2e-7c1d9a3f5b2e4d6081a3c5e7f9b1d3e5"

@@ -22,8 +22,9 @@ from pytest_jev.backends.registry import estimate_tokens, make_backend
 from pytest_jev.contract import answers_problems, specs_of
 from pytest_jev.errors import OptionError
 from pytest_jev.packs import load_pack
-from pytest_jev.record.engine import build_requests, plan, record_pack_sync
+from pytest_jev.record.engine import record_pack_sync
 from pytest_jev.record.journal import journal_path
+from pytest_jev.record.plan import build_requests, plan
 from pytest_jev.recording_file import load_recording
 from pytest_jev.wire import Request
 
@@ -326,7 +327,7 @@ def test_kill_9_and_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_per_questions_cache_never_serves_another_object_with_a_reused_id() -> None:
-    from pytest_jev.record.engine import per_questions
+    from pytest_jev.record.plan import per_questions
 
     first, second = {"q": {"type": "noul"}}, {"q": {"type": "choice"}}
     cache: dict[int, tuple[Any, str]] = {id(second): (first, "made for first")}  # as if `first` died

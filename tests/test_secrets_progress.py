@@ -37,7 +37,7 @@ import pytest_jev.backends.anthropic  # imported here, not first inside a pytest
 import pytest_jev.backends.openai
 import pytest_jev.backends.typesafe  # noqa: F401
 from pytest_jev.nodes import record_selection as record
-from pytest_jev.record.engine import Progress
+from pytest_jev.record.driver import Progress
 
 KEYS = {"TYPESAFE_API_KEY": "tsk-e2e-9f3c1a7b5d2e4f60b8a1c3d5",
         "ANTHROPIC_API_KEY": "sk-ant-e2e-4b7d9e1f3a5c7e90d2f4a6b8",

@@ -109,7 +109,7 @@ def _dry_run(tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> N
     """What recording would call and cost: the very calls the run would make (nothing for
     cases already answered), tokens estimated from the bodies that would be sent."""
     from ..backends.registry import estimate_tokens, kind_of, list_price
-    from ..record.engine import plan
+    from ..record.plan import plan
 
     spec = options.backend
     assert spec is not None
