@@ -1,4 +1,4 @@
-"""Claude through the Anthropic Messages API (wire-contract §3), answering via backends/llm.py.
+"""Claude through the Anthropic Messages API (wire-contract §3), answering via backends/llm_client.py.
 
 Structured output uses `output_config.format` (json_schema), not forced tool use
 (Sonnet 5.5 rejects forced tools). No temperature: Sonnet 5+ refuse non-default
@@ -15,7 +15,7 @@ import httpx
 
 from ..pricing import claude_list_price, per_mtok
 from .base import AuthError
-from .llm import Exchange, LLMBackend, as_object, error_object, provider_schema, token_count, usable_key
+from .llm_client import Exchange, LLMBackend, as_object, error_object, provider_schema, token_count, usable_key
 from .registry import SONNET, SONNET_MODEL, folder_name
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"

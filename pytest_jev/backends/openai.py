@@ -1,4 +1,4 @@
-"""Any OpenAI-compatible chat server (Ollama, vLLM, ...) answering via backends/llm.py (wire-contract §4).
+"""Any OpenAI-compatible chat server (Ollama, vLLM, ...) answering via backends/llm_client.py (wire-contract §4).
 
 Structured output is `response_format: json_schema` with `strict: true`; local
 Ollama enforces it by grammar, Ollama Cloud accepts it without enforcing, so
@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from ..pricing import per_mtok
-from .llm import Exchange, LLMBackend, as_object, error_object, provider_schema, token_count, usable_key
+from .llm_client import Exchange, LLMBackend, as_object, error_object, provider_schema, token_count, usable_key
 from .registry import folder_name
 
 DEFAULT_BASE_URL = "http://localhost:11434/v1"  # Ollama; vLLM serves http://localhost:8000/v1
