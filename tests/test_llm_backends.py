@@ -13,7 +13,8 @@ from llm_servers import ScriptedServer, anthropic_error, anthropic_reply, openai
 
 from pytest_jev.backends.anthropic import make_anthropic
 from pytest_jev.backends.base import Answer, AuthError
-from pytest_jev.backends.llm_client import SYSTEM_PROMPT, Malformed, parse_reply, strip_fences
+from pytest_jev.backends.llm_prompt import SYSTEM_PROMPT
+from pytest_jev.backends.llm_reply import Malformed, parse_reply, strip_fences
 from pytest_jev.backends.openai import make_openai
 from pytest_jev.wire import Request
 

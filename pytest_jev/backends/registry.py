@@ -86,7 +86,7 @@ def estimate_tokens(spec: str, request: Request) -> tuple[int, int]:
     System One backends (jev, openrouter) send the request itself, and output tokens are free on Jev."""
     kind = kind_of(spec)
     if kind in ("anthropic", "openai"):
-        from .llm_client import estimate_tokens as llm_estimate
+        from .llm_prompt import estimate_tokens as llm_estimate
 
         return llm_estimate(request.state, request.questions)
     body = json.dumps({"model": request.model, "state": request.state, "questions": request.questions},
