@@ -43,7 +43,7 @@ from ..pricing import JEV_LIST_PRICE, per_mtok
 from ..wire import Request
 from .base import Answer, AuthError
 from .registry import OPENROUTER_MODEL, folder_name
-from .typesafe import RETRYABLE, TypeSafeBackend, _failure, error_message, key_from_env
+from .typesafe import RETRYABLE, TypeSafeBackend, error_message, failed_answer, key_from_env
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api"
 DEFAULT_MODEL = OPENROUTER_MODEL  # typesafe/jev-1.13
@@ -103,7 +103,7 @@ class OpenRouterBackend(TypeSafeBackend):
         code = code if isinstance(code, int) and not isinstance(code, bool) else None
         message = self._scrub(error_message(text))
         retryable = code in RETRYABLE
-        return _failure("upstream", f"200 with error {code}: {message}" if code else f"200 with error: {message}",
+        return failed_answer("upstream", f"200 with error {code}: {message}" if code else f"200 with error: {message}",
                         200, retryable, request_id=request_id, body=self._scrub(text)[:300])
 
     def _answer(self, doc: dict[str, Any], latency_ms: float, request_id: str | None) -> Answer:

@@ -226,9 +226,9 @@ class TypeSafeBackend:
         try:
             response = await shard.client.post(self.url, content=body, headers=headers)
         except httpx.TimeoutException as exc:
-            return _failure("timeout", f"{type(exc).__name__} after {self._timeout.read:g} s", None, True)
+            return failed_answer("timeout", f"{type(exc).__name__} after {self._timeout.read:g} s", None, True)
         except httpx.TransportError as exc:
-            return _failure("connection", f"{type(exc).__name__}: {exc}"[:200], None, True)
+            return failed_answer("connection", f"{type(exc).__name__}: {exc}"[:200], None, True)
         finally:
             shard.busy -= 1
         latency_ms = round((time.perf_counter() - start) * 1000, 1)
@@ -268,21 +268,21 @@ class TypeSafeBackend:
         if stop is not None:
             raise stop
         retryable = status in RETRYABLE
-        return _failure("http", message, status, retryable, retry_after=retry_after_s(response.headers),
+        return failed_answer("http", message, status, retryable, retry_after=retry_after_s(response.headers),
                         request_id=request_id, body=text[:300])
 
     def _read_ok(self, response: httpx.Response, latency_ms: float, request_id: str | None) -> Answer:
         try:
             doc = response.json()
         except ValueError:
-            return _failure("malformed", "200 with a body that is not JSON", 200, False,
+            return failed_answer("malformed", "200 with a body that is not JSON", 200, False,
                             request_id=request_id, body=self._scrub(response.text)[:300])
         failed = self._failure_in_ok(doc, request_id, response.text)
         if failed is not None:
             return failed
         problem = _shape_problem(doc)
         if problem:
-            return _failure("malformed", f"200 with {problem}", 200, False, request_id=request_id,
+            return failed_answer("malformed", f"200 with {problem}", 200, False, request_id=request_id,
                             body=self._scrub(response.text)[:300])
         return self._answer(doc, latency_ms, request_id)
 
@@ -309,8 +309,10 @@ def _shape_problem(doc: Any) -> str | None:
     return None
 
 
-def _failure(kind: str, message: str, status: int | None, retryable: bool, *, retry_after: float | None = None,
-             request_id: str | None = None, body: str | None = None) -> Answer:
+def failed_answer(kind: str, message: str, status: int | None, retryable: bool, *, retry_after: float | None = None,
+                  request_id: str | None = None, body: str | None = None) -> Answer:
+    """The Answer of an attempt that failed: a short, key-free error line and its detail (type,
+    status, whether a retry may help, the message, an excerpt of the body)."""
     short = f"HTTP {status}: {message}" if kind == "http" else f"{kind}: {message}"
     detail: Mapping[str, Any] = {"type": kind, "status": status, "retryable": retryable, "message": message[:500],
                                  "body_excerpt": body}
