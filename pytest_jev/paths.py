@@ -154,7 +154,7 @@ def backend_folders(results_dir: Path, spec: str) -> list[Path]:
     (`openai:qwen2.5:7b`, `sonnet`) is matched against what each folder's backend.json
     says: its backend kind and, for model specs, its model. Never by a prefix of the
     folder name (`openai:mi` must not find `minilm-...`)."""
-    from .backends.registry import kind_of, model_of
+    from .backends.catalog import kind_of, model_of
 
     kind = kind_of(spec)
     wanted = model_of(spec)
@@ -201,7 +201,7 @@ def candidate_recordings(pack_dir: Path, pack_id: str, *, explicit: str | None, 
 def _names_pinned(backend: str, tested: str, results_dir: Path) -> bool:
     """Whether --jev-backend names the pack's pinned Jev model: the model, the jev kind, or a results
     folder whose backend.json serves that model."""
-    from .backends.registry import kind_of
+    from .backends.catalog import kind_of
 
     if backend == tested or kind_of(backend) == "jev":
         return True

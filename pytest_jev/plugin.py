@@ -49,7 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         options = config.stash[OPTIONS_KEY] = opts.parse(config)
         if options.record_mode and not hasattr(config, "workerinput"):
-            from .backends.registry import check_ready
+            from .backends.catalog import check_ready
 
             check_ready(options.backend, options.base_url)  # a missing key or extra stops the run before collection
     except JevError as exc:  # AuthError too: its message names the variable to set

@@ -20,7 +20,7 @@ import yaml  # noqa: F401
 from jevassert_env import VERSION as JEVASSERT_VERSION
 from jevassert_env import JevassertUnavailable, ensure_jevassert
 
-import pytest_jev.backends.registry
+import pytest_jev.backends.catalog
 import pytest_jev.evaluate
 import pytest_jev.nodes
 import pytest_jev.packs.loader

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from pytest_jev.backends.base import Answer
-from pytest_jev.backends.registry import make_backend
+from pytest_jev.backends.catalog import make_backend
 from pytest_jev.contract import AnswerSpec, answers_problems
 from pytest_jev.wire import Request
 

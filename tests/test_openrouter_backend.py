@@ -29,8 +29,7 @@ from servers import LoopbackServer, Reply, Seen, answers_for, per_case_script
 
 from pytest_jev import paths
 from pytest_jev.backends.base import AuthError
-from pytest_jev.backends.openrouter import DEFAULT_MODEL, OpenRouterBackend
-from pytest_jev.backends.registry import (
+from pytest_jev.backends.catalog import (
     NAMES,
     asked_model,
     check_ready,
@@ -41,6 +40,7 @@ from pytest_jev.backends.registry import (
     make_backend,
     model_of,
 )
+from pytest_jev.backends.openrouter import DEFAULT_MODEL, OpenRouterBackend
 from pytest_jev.errors import OptionError
 from pytest_jev.fileio import SECRET_ENV_VARS
 from pytest_jev.packs import load_pack

@@ -17,8 +17,8 @@ from packfiles import case_id, set_message, write_pack
 from servers import LoopbackServer, ok_reply
 
 from pytest_jev.backends.base import Answer, AuthError
+from pytest_jev.backends.catalog import estimate_tokens, make_backend
 from pytest_jev.backends.mock import MockBackend
-from pytest_jev.backends.registry import estimate_tokens, make_backend
 from pytest_jev.contract import answers_problems, specs_of
 from pytest_jev.errors import OptionError
 from pytest_jev.packs import load_pack

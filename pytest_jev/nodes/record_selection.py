@@ -82,7 +82,7 @@ def record_selection(config: pytest.Config, options: Options, selection: Mapping
 
     tr = config.pluginmanager.get_plugin("terminalreporter")
     if not options.backend:
-        from ..backends.registry import NAMES
+        from ..backends.catalog import NAMES
 
         raise JevError("--jev-record needs a backend", fix=f"pass --jev-backend={'|'.join(NAMES)}")
     for folder, chosen in sorted(selection.items()):
@@ -108,7 +108,7 @@ def record_selection(config: pytest.Config, options: Options, selection: Mapping
 def _dry_run(tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> None:
     """What recording would call and cost: the very calls the run would make (nothing for
     cases already answered), tokens estimated from the bodies that would be sent."""
-    from ..backends.registry import estimate_tokens, kind_of, list_price
+    from ..backends.catalog import estimate_tokens, kind_of, list_price
     from ..record.plan import plan
 
     spec = options.backend
@@ -134,7 +134,7 @@ def _dry_run(tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> N
 def _requested_model(spec: str, model: str | None) -> str | None:
     """The model the requests name, when it is not the pack's own `tested` version: --jev-model for
     jev; for OpenRouter always its own model id (lines of two OpenRouter models must differ)."""
-    from ..backends.registry import asked_model, kind_of
+    from ..backends.catalog import asked_model, kind_of
 
     kind = kind_of(spec)
     if kind == "jev":
@@ -147,7 +147,7 @@ def _requested_model(spec: str, model: str | None) -> str | None:
 def _folder_id(spec: str, model: str | None) -> str | None:
     """The results folder a backend spec writes to before it knows the model served, when that
     can be told without building the backend (which may need a key); None when it cannot."""
-    from ..backends.registry import asked_model, folder_name, kind_of
+    from ..backends.catalog import asked_model, folder_name, kind_of
 
     kind = kind_of(spec)
     if kind == "jev":
@@ -158,7 +158,7 @@ def _folder_id(spec: str, model: str | None) -> str | None:
 
 
 def _record(config: pytest.Config, tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> None:
-    from ..backends.registry import make_backend
+    from ..backends.catalog import make_backend
     from ..record.engine import record_pack_sync
     from ..record.stability import stability
 
@@ -202,7 +202,7 @@ def _start_path(options: Options, spec: str, folder_id: str | None, pack: Any, r
     (--jev-backend's folders) and continues it, so nothing answered is asked again,
     provided its lines were recorded by this backend, endpoint and requested model.
     """
-    from ..backends.registry import kind_of
+    from ..backends.catalog import kind_of
     from ..record.journal import read_recording
 
     fresh = paths.recording_file(options.results_dir, folder_id or paths.safe_name(spec), pack.id)

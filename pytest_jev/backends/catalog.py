@@ -1,4 +1,4 @@
-"""Backend names -> backends. Every backend module is imported only when its name is asked for."""
+"""Backend specs -> backends (being turned into the pluggable catalog of backend kinds)."""
 
 from __future__ import annotations
 
