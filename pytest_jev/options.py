@@ -1,22 +1,68 @@
-"""Every --jev-* flag, its ini twin, and the frozen Options they are parsed into once.
+"""Every --jev-* flag, its ini twin, and the frozen Options they are parsed into, once per run.
 
-The command line wins over the ini file, as in pytest's own logging plugin.
+The command line wins over the ini file, as in pytest's own logging plugin. `options_of(config)`
+is the one place that reads them (config.getoption, config.getini): it parses on the first call
+(whichever plugin's pytest_configure comes first) and keeps the result in config.stash. Modes and
+roles become enums, numbers numbers, and --jev-backend a BackendSpec parsed against the catalog
+of backend kinds (installed ones and those the pytest_jev_backend_kinds hook adds). Below this
+module no code sees a raw flag or spec string.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
-from .errors import OptionError
+from .backends.catalog import Catalog
+from .backends.kinds import BackendSpec
+from .errors import JevError, OptionError
+from .stash import OPTIONS_KEY
 
 CASE_ITEMS_MAX = 20_000  # above this many cases a pack is graded in bulk unless told otherwise
-RECORD_MODES = ("once", "new_episodes", "all", "none")
+DEFAULT_THRESHOLD = 0.8  # the jev fixture's claim threshold
+ANSWERS_DIR = "jev_answers"  # the jev fixture's recorded answers, beside each test module
+
+
+class RecordMode(str, Enum):
+    """--jev-record's modes, as vcrpy names them (the recorder and the fixture read them)."""
+
+    ONCE = "once"
+    NEW_EPISODES = "new_episodes"
+    ALL = "all"
+    NONE = "none"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class CaseItems(str, Enum):
+    """--jev-case-items: one item per case, one bulk item per pack, or per case up to a size."""
+
+    AUTO = "auto"
+    ALL = "all"
+    NONE = "none"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class ProtocolRole(str, Enum):
+    """The protocol run --jev-tune or --jev-heldout asks for."""
+
+    TUNE = "tune"
+    HELDOUT = "heldout"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+BARE_RECORD = RecordMode.ONCE  # what a bare --jev-record means
 
 
 @dataclass(frozen=True)
@@ -24,9 +70,10 @@ class Flag:
     name: str  # without the leading --
     help: str
     default: Any = None
-    kind: str = "string"  # string | bool | int | float | path
+    kind: str = "string"  # string | bool | int | float | path | record
     ini: bool = True
     metavar: str | None = None
+    ini_help: str | None = None  # the ini twin's help, when it is not `help`
 
     @property
     def dest(self) -> str:
@@ -84,14 +131,22 @@ FLAGS = (
          "pinned model) from this run, instead of checking them", False, "bool", ini=False),
     Flag("jev-min-covered", "protocol: fewest decided samples a tuned threshold needs (default 10)", 10, "int",
          metavar="N"),
+    # the jev fixture's own
+    Flag("jev-threshold", f"probability a claim needs for jev.holds (default {DEFAULT_THRESHOLD}); jev.lacks needs at "
+         "most 1 minus this; score comparisons need this much mass", DEFAULT_THRESHOLD, "float", metavar="P",
+         ini_help=f"default claim threshold of the jev fixture ({DEFAULT_THRESHOLD})"),
+    Flag("jev-answers-dir", f"folder, beside each test module, of the jev fixture's recorded answers (default "
+         f"{ANSWERS_DIR})", ANSWERS_DIR, metavar="DIR",
+         ini_help=f"folder of recorded answers beside each test module ({ANSWERS_DIR})"),
 )
+
 
 
 @dataclass(frozen=True)
 class Options:
     replay: bool
     recording: str | None
-    backend: str | None
+    backend: BackendSpec | None  # --jev-backend, parsed once
     results_dir: Path
     strict: bool
     bootstrap: int
@@ -101,12 +156,12 @@ class Options:
     target_precision: float | None
     no_gates: bool
     json_path: Path | None
-    case_items: str
+    case_items: CaseItems
     case_items_max: int
     mismatches: int
     rootdir: Path
     verbose: int
-    record_mode: str | None = None
+    record_mode: RecordMode | None = None  # None: nothing is recorded (replay, or --jev-record=none)
     base_url: str | None = None
     model: str | None = None
     concurrency: int = 8
@@ -115,10 +170,35 @@ class Options:
     shuffle_seed: int | None = None
     repeat: int = 1
     split: str | None = None
-    protocol: str | None = None  # "tune" or "heldout": a protocol run (--jev-tune, --jev-heldout)
+    protocol: ProtocolRole | None = None  # a protocol run (--jev-tune, --jev-heldout)
     min_covered: int = 10
     write_results: bool = False  # --jev-write-results: refresh the registry's results files
     registry: bool = False  # the rootdir holds index.json: results files are checked (check[results])
+    threshold: float = DEFAULT_THRESHOLD  # the jev fixture's claim threshold
+    answers_dir: str = ANSWERS_DIR  # the jev fixture's answers folder
+    given: tuple[tuple[str, str], ...] = ()  # (flag, value) of the --jev-* flags given on the command line
+    catalog: Catalog = field(default_factory=Catalog, compare=False, repr=False)  # the run's backend kinds
+
+    def given_flag(self, name: str) -> str | None:
+        """The value of --<name> as given on the command line (for hints that repeat it); None."""
+        return next((value for flag, value in self.given if flag == name), None)
+
+
+def options_of(config: pytest.Config) -> Options:
+    """The run's Options, parsed on the first call and kept in config.stash; a bad value is a
+    one-line UsageError."""
+    options = config.stash.get(OPTIONS_KEY, None)
+    if options is None:
+        try:
+            options = config.stash[OPTIONS_KEY] = parse(config)
+        except JevError as exc:
+            raise pytest.UsageError(exc.one_line()) from None
+    return options
+
+
+def dry_run_requested(config: pytest.Config) -> bool:
+    """--jev-dry-run, read before configure (pytest_cmdline_main decides whether xdist starts)."""
+    return bool(getattr(config.option, "jev_dry_run", None))
 
 
 def addoption(parser: pytest.Parser) -> None:
@@ -126,7 +206,7 @@ def addoption(parser: pytest.Parser) -> None:
     for flag in FLAGS:
         help_text = flag.help + (f" (ini: {flag.dest})" if flag.ini else "")
         if flag.kind == "record":
-            group.addoption(f"--{flag.name}", nargs="?", const="once", default=None, dest=flag.dest,
+            group.addoption(f"--{flag.name}", nargs="?", const=BARE_RECORD.value, default=None, dest=flag.dest,
                             metavar=flag.metavar, help=help_text)
         elif flag.kind == "bool":
             group.addoption(f"--{flag.name}", action="store_true", default=None, dest=flag.dest, help=help_text)
@@ -134,7 +214,7 @@ def addoption(parser: pytest.Parser) -> None:
             group.addoption(f"--{flag.name}", default=None, dest=flag.dest, metavar=flag.metavar, help=help_text)
         if flag.ini:
             kind: Literal["bool", "string"] = "bool" if flag.kind == "bool" else "string"
-            parser.addini(flag.dest, help=flag.help, default=None, type=kind)
+            parser.addini(flag.dest, help=flag.ini_help or flag.help, default=None, type=kind)
 
 
 def _raw(config: pytest.Config, flag: Flag) -> Any:
@@ -168,28 +248,24 @@ def parse(config: pytest.Config) -> Options:
         return _number(by_name[name], get(name), convert, check, wanted)
 
     case_items = str(get("jev-case-items")).strip().lower()
-    if case_items not in ("auto", "all", "none"):
+    if case_items not in tuple(c.value for c in CaseItems):
         raise OptionError(f"--jev-case-items={case_items!r} is not auto, all or none",
                           fix="pass --jev-case-items=auto|all|none")
     json_path = get("jev-json")
-    record_mode = get("jev-record")
-    if record_mode is not None and record_mode not in RECORD_MODES:
-        raise OptionError(f"--jev-record={record_mode!r} is not a record mode",
-                          fix=f"pass --jev-record or --jev-record={'|'.join(RECORD_MODES)}")
-    if record_mode is not None and get("jev-replay"):
-        raise OptionError(f"--jev-replay and --jev-record={record_mode} contradict each other: replay never "
-                          "calls a backend", fix="drop one of the two flags")
-    if record_mode == "none":
-        record_mode = None
+    record_mode = _record_mode(get("jev-record"), bool(get("jev-replay")))
     protocol, split = _protocol(bool(get("jev-tune")), bool(get("jev-heldout")), (get("jev-split") or "").strip())
     repeat = num("jev-repeat", int, lambda n: n >= 1, "a whole number >= 1")
     if repeat > 1 and record_mode is None and not get("jev-dry-run"):
         raise OptionError(f"--jev-repeat={repeat} repeats a recording, but nothing is recorded",
                           fix="add --jev-record (once resumes unfinished rounds, all redoes them)")
+    threshold = _threshold(get("jev-threshold"))
+    model, base_url = get("jev-model") or None, get("jev-base-url") or None
+    catalog = Catalog(kind for kinds in config.hook.pytest_jev_backend_kinds(config=config) for kind in kinds)
+    text = get("jev-backend") or None
     return Options(
         replay=bool(get("jev-replay")),
         recording=get("jev-recording"),
-        backend=get("jev-backend") or None,
+        backend=catalog.parse(text, model=model, base_url=base_url) if text else None,
         results_dir=Path(config.rootpath, get("jev-results-dir")),
         strict=bool(get("jev-strict")),
         bootstrap=num("jev-bootstrap", int, lambda n: n >= 0, "a whole number >= 0"),
@@ -199,14 +275,14 @@ def parse(config: pytest.Config) -> Options:
         target_precision=num("jev-target-precision", float, lambda x: 0 < x <= 1, "a precision in (0, 1]"),
         no_gates=bool(get("jev-no-gates")),
         json_path=Path(json_path) if json_path else None,
-        case_items=case_items,
+        case_items=CaseItems(case_items),
         case_items_max=num("jev-case-items-max", int, lambda n: n >= 0, "a whole number >= 0"),
         mismatches=num("jev-mismatches", int, lambda n: n >= 0, "a whole number >= 0"),
         rootdir=config.rootpath,
         verbose=config.getoption("verbose") or 0,
         record_mode=record_mode,
-        base_url=get("jev-base-url") or None,
-        model=get("jev-model") or None,
+        base_url=base_url,
+        model=model,
         concurrency=num("jev-concurrency", int, lambda n: n >= 1, "a whole number >= 1"),
         rpm=num("jev-rpm", float, lambda x: x > 0, "a rate > 0"),
         dry_run=bool(get("jev-dry-run")),
@@ -217,16 +293,48 @@ def parse(config: pytest.Config) -> Options:
         min_covered=num("jev-min-covered", int, lambda n: n >= 1, "a whole number >= 1"),
         write_results=bool(get("jev-write-results")),
         registry=Path(config.rootpath, "index.json").is_file(),
+        threshold=threshold,
+        answers_dir=str(get("jev-answers-dir")),
+        given=tuple((flag.name, str(value)) for flag in FLAGS
+                    if (value := config.getoption(flag.dest)) is not None and flag.kind != "bool"),
+        catalog=catalog,
     )
 
 
-def _protocol(tune: bool, heldout: bool, split: str) -> tuple[str | None, str | None]:
+def _record_mode(value: Any, replay: bool) -> RecordMode | None:
+    """--jev-record's mode; None when nothing is recorded (no flag, or `none`: replay only)."""
+    if value is None:
+        return None
+    try:
+        mode = RecordMode(value)
+    except ValueError:
+        raise OptionError(f"--jev-record={value!r} is not a record mode",
+                          fix=f"pass --jev-record or --jev-record={'|'.join(m.value for m in RecordMode)}") from None
+    if replay:
+        raise OptionError(f"--jev-replay and --jev-record={mode} contradict each other: replay never "
+                          "calls a backend", fix="drop one of the two flags")
+    return None if mode is RecordMode.NONE else mode
+
+
+def _threshold(value: Any) -> float:
+    """The fixture's claim threshold: 0.5 to 1 (below 0.5 a claim could pass holds and lacks at once)."""
+    try:
+        threshold = float(value)
+    except (TypeError, ValueError):
+        threshold = math.nan
+    if not 0.5 <= threshold <= 1.0:
+        raise OptionError(f"--jev-threshold={str(value)!r} is not a threshold between 0.5 and 1",
+                          fix="pass --jev-threshold=<0.5..1> (or set jev_threshold)")
+    return threshold
+
+
+def _protocol(tune: bool, heldout: bool, split: str) -> tuple[ProtocolRole | None, str | None]:
     """(protocol role, split): --jev-tune runs the tune split, --jev-heldout the held-out one."""
     if tune and heldout:
         raise OptionError("--jev-tune and --jev-heldout are two runs: tune first, then held-out",
                           fix="run pytest once with --jev-tune, then once with --jev-heldout")
-    role = "tune" if tune else "heldout" if heldout else None
-    if role is not None and split and split != role:
+    role = ProtocolRole.TUNE if tune else ProtocolRole.HELDOUT if heldout else None
+    if role is not None and split and split != role.value:
         raise OptionError(f"--jev-{role} runs the {role} split, but --jev-split names '{split}'",
                           fix=f"drop --jev-split, or pass --jev-split {role}")
-    return role, (role or split or None)
+    return role, (role.value if role is not None else split or None)

@@ -6,18 +6,19 @@
     packs/<pack>/predictions.jsonl                      the spec-v0 place of a pack's own recording
 
 A backend folder is named by the model actually served (jev-1.13.0, sparrow-0.2.0-...),
-through safe_name(), so a served model name can never become a path.
+through safe_name(), so a served model name can never become a path. Which recording a run
+grades, given --jev-backend, is recording_lookup.py's business.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import RecordingError, RecordingNotFound
-from .fileio import exists, is_regular, loads, read_text
+from .errors import RecordingError
+from .fileio import is_regular, loads, read_text
 from .numbers import at_least_zero
 
 PREDICTIONS_SUFFIX = ".predictions.jsonl"
@@ -143,89 +144,6 @@ def folder_identity(folder: Path) -> tuple[str | None, str | None]:
         kind = PROVIDER_KINDS.get(provider) if isinstance(provider, str) else None
     model = info.get("model")
     return kind, model if isinstance(model, str) else None
-
-
-# -- finding a pack's recording --------------------------------------------------------------
-
-def backend_folders(results_dir: Path, spec: str) -> list[Path]:
-    """Folders under `results_dir` holding recordings of the backend `spec` names.
-
-    A folder is named by the model served, so a kind (`jev`, `sparrow`) or a model spec
-    (`openai:qwen2.5:7b`, `sonnet`) is matched against what each folder's backend.json
-    says: its backend kind and, for model specs, its model. Never by a prefix of the
-    folder name (`openai:mi` must not find `minilm-...`)."""
-    from .backends.catalog import kind_of, model_of
-
-    kind = kind_of(spec)
-    wanted = model_of(spec)
-    if not results_dir.is_dir():
-        return []
-    found = []
-    for folder in sorted(p for p in results_dir.iterdir() if p.is_dir()):
-        folder_kind, folder_model = folder_identity(folder)
-        if folder_kind == kind and (wanted is None or _same_model(folder_model, wanted)):
-            found.append(folder)
-    return found
-
-
-def _same_model(recorded: str | None, wanted: str) -> bool:
-    if recorded is None:
-        return False
-    return recorded == wanted or re.fullmatch(re.escape(wanted) + r"-\d{8}", recorded) is not None
-
-
-def candidate_recordings(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,
-                         results_dir: Path, tested: str | None = None) -> Iterator[Path]:
-    """Where a pack's recording is looked for, in order (the first regular file wins):
-    --jev-recording; results/<backend>/ when --jev-backend names a folder; the folders of
-    that backend kind or model, newest recording first; else the pack's predictions.jsonl,
-    which is also where jevassert keeps the pinned (`tested`) Jev model's recording, so a
-    backend naming that model (`jev`, `jev-1.13.0`, or its results folder) finds it there.
-    Lazy: the backend folders are only read when the folder --jev-backend names has none."""
-    if explicit:
-        path = Path(explicit)
-        yield predictions_in(path, pack_id) if path.is_dir() else path
-    elif backend:
-        exact = recording_file(results_dir, backend, pack_id)
-        yield exact
-        family = [predictions_in(folder, pack_id) for folder in backend_folders(results_dir, backend)]
-        family = [p for p in family if is_regular(p) and p != exact]
-        family.sort(key=lambda p: (-p.stat().st_mtime, str(p)))
-        yield from family
-        if tested and _names_pinned(backend, tested, results_dir):
-            yield pack_recording(pack_dir)
-    else:
-        yield pack_recording(pack_dir)
-
-
-def _names_pinned(backend: str, tested: str, results_dir: Path) -> bool:
-    """Whether --jev-backend names the pack's pinned Jev model: the model, the jev kind, or a results
-    folder whose backend.json serves that model."""
-    from .backends.catalog import kind_of
-
-    if backend == tested or kind_of(backend) == "jev":
-        return True
-    folder = results_dir / safe_name(backend)
-    return folder.is_dir() and folder_identity(folder)[1] == tested
-
-
-def find_recording(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: str | None,
-                   results_dir: Path, tested: str | None = None) -> Path:
-    tried = []
-    for path in candidate_recordings(pack_dir, pack_id, explicit=explicit, backend=backend,
-                                     results_dir=results_dir, tested=tested):
-        if exists(path):  # a folder or FIFO in its place is reported by the reader, not skipped
-            return path
-        tried.append(path)
-    if backend:
-        where = f"{tried[0]}, nor any folder of {results_dir} whose backend.json names backend {backend!r}"
-        how = f"pytest {pack_dir} --jev-record --jev-backend={backend}"
-    else:
-        where = ", ".join(str(p) for p in tried)
-        how = f"pytest {pack_dir} --jev-record --jev-backend=<name>"
-    raise RecordingNotFound(
-        f"no recording for pack '{pack_id}' (tried {where})",
-        fix=f"record one with `{how}`, or point at one with --jev-recording PATH / --jev-backend NAME")
 
 
 def shown(path: Path, rootdir: Path) -> str:

@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from . import hookspecs
 from . import options as opts
+from .backends.base import Backend
+from .backends.kinds import BackendSpec
 from .errors import JevError
+from .fixture import fixtures
 from .nodes import (
-    MISMATCH_COUNT_KEY,
-    MISMATCH_KEY,
     NO_RECORDING,
-    OPTIONS_KEY,
     PACK_FILE,
-    RUNS_KEY,
-    STABILITY_KEY,
-    WRITTEN_KEY,
     BrokenPack,
+    CaseItem,
     JevItem,
     PackFile,
     RunStore,
@@ -28,39 +26,49 @@ from .nodes import (
     freeze_if_large,
     unfreeze,
 )
+from .packs.model import Pack
+from .stash import MISMATCH_COUNT_KEY, MISMATCH_KEY, OPTIONS_KEY, RUNS_KEY, STABILITY_KEY, WRITTEN_KEY
+from .xdist import XdistBridge
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     opts.addoption(parser)
-    pluginmanager.register(importlib.import_module("pytest_jev.fixture.fixtures"), "jev-fixture")
+    pluginmanager.register(fixtures, "jev-fixture")
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """--jev-dry-run estimates in this process: no xdist workers to start (after xdist's own
     cmdline_main turned -n into --dist load)."""
-    if getattr(config.option, "jev_dry_run", None) and getattr(config.option, "dist", "no") != "no":
+    if opts.dry_run_requested(config) and getattr(config.option, "dist", "no") != "no":
         config.option.dist = "no"
         config.option.numprocesses = None
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config: pytest.Config) -> None:
-    try:
-        options = config.stash[OPTIONS_KEY] = opts.parse(config)
-        if options.record_mode and not hasattr(config, "workerinput"):
-            from .backends.catalog import check_ready
-
-            check_ready(options.backend, options.base_url)  # a missing key or extra stops the run before collection
-    except JevError as exc:  # AuthError too: its message names the variable to set
-        raise pytest.UsageError(exc.one_line()) from None
+    options = opts.options_of(config)
+    if options.record_mode and not hasattr(config, "workerinput"):
+        try:  # a missing key or extra stops the run before collection
+            options.catalog.check_ready(options.backend)
+        except JevError as exc:  # AuthError too: its message names the variable to set
+            raise pytest.UsageError(exc.one_line()) from None
     config.stash[RUNS_KEY] = RunStore()
     if config.pluginmanager.hasplugin("xdist"):
-        from .xdist import XdistBridge
-
         config.pluginmanager.register(XdistBridge(config), "jev-xdist")
     if not hasattr(config, "workerinput"):
         config.pluginmanager.register(JevReporter(config), "jev-reporter")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_jev_make_backend(spec: BackendSpec, options: opts.Options, pack: Pack | None, config: pytest.Config
+                            ) -> Backend:
+    """The backend of the spec's kind (after every conftest's and plugin's own implementation)."""
+    return options.catalog.make(spec, pack=pack)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -94,8 +102,6 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             raise pytest.UsageError(exc.one_line()) from None
         if options.dry_run:
             pytest.exit("jev dry run: nothing was called", returncode=0)
-    from .nodes import CaseItem
-
     freeze_if_large(config, sum(1 for item in session.items if type(item) is CaseItem))
 
 

@@ -18,11 +18,9 @@ from typing import Any
 import pytest
 
 from .errors import JevError
-from .nodes import OPTIONS_KEY, RUNS_KEY, split_pack_nodeid
+from .nodes import split_pack_nodeid
 from .run_result import RunResult
-
-OUTPUT_KEY = "jev_runs"
-FAILURES_KEY = "jev_failures"
+from .stash import FAILURES_OUTPUT_KEY, OPTIONS_KEY, RUNS_KEY, RUNS_OUTPUT_KEY
 
 
 def pack_scope(nodeid: str) -> str | None:
@@ -184,8 +182,8 @@ class XdistBridge:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workeroutput"):
             store = self.config.stash[RUNS_KEY]
-            self.config.workeroutput[OUTPUT_KEY] = json.dumps([run.to_json() for run in store.results()])
-            self.config.workeroutput[FAILURES_KEY] = json.dumps(store.failures)
+            self.config.workeroutput[RUNS_OUTPUT_KEY] = json.dumps([run.to_json() for run in store.results()])
+            self.config.workeroutput[FAILURES_OUTPUT_KEY] = json.dumps(store.failures)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         """Controller: record what the first worker collected (every worker collects the same),
@@ -206,6 +204,6 @@ class XdistBridge:
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", None) or {}
         store = self.config.stash[RUNS_KEY]
-        for doc in json.loads(output.get(OUTPUT_KEY, "[]")):
+        for doc in json.loads(output.get(RUNS_OUTPUT_KEY, "[]")):
             store.add_result(RunResult.from_json(doc))
-        store.failures.extend(json.loads(output.get(FAILURES_KEY, "[]")))
+        store.failures.extend(json.loads(output.get(FAILURES_OUTPUT_KEY, "[]")))

@@ -20,6 +20,7 @@ import yaml  # noqa: F401
 from jevassert_env import VERSION as JEVASSERT_VERSION
 from jevassert_env import JevassertUnavailable, ensure_jevassert
 
+import pytest_jev.backends.builtin
 import pytest_jev.backends.catalog
 import pytest_jev.evaluate
 import pytest_jev.nodes

@@ -293,7 +293,7 @@ class Logged:
 
 @pytest.fixture(scope="session")
 def jev_client(pytestconfig):
-    from pytest_jev.fixture.fixtures import SESSION_KEY
+    from pytest_jev.stash import FIXTURE_KEY as SESSION_KEY
     return Logged(RecordedClient(pytestconfig.stash[SESSION_KEY]))
 ''')
     result = pytester.runpytest("-p", "no:cacheprovider")

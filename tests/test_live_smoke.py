@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from pytest_jev.backends.base import Answer
-from pytest_jev.backends.catalog import make_backend
+from pytest_jev.backends.catalog import backend_from
 from pytest_jev.contract import AnswerSpec, answers_problems
 from pytest_jev.wire import Request
 
@@ -51,7 +51,7 @@ SPECS = {qid: AnswerSpec.of_sent(qid, question) for qid, question in QUESTIONS.i
 
 
 async def ask(spec: str) -> Answer:
-    backend: Any = make_backend(spec)
+    backend: Any = backend_from(spec)
     try:
         answer = Answer(error="not asked")
         for attempt in range(ATTEMPTS):

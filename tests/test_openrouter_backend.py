@@ -29,17 +29,9 @@ from servers import LoopbackServer, Reply, Seen, answers_for, per_case_script
 
 from pytest_jev import paths
 from pytest_jev.backends.base import AuthError
-from pytest_jev.backends.catalog import (
-    NAMES,
-    asked_model,
-    check_ready,
-    estimate_tokens,
-    folder_name,
-    kind_of,
-    list_price,
-    make_backend,
-    model_of,
-)
+from pytest_jev.backends.catalog import Catalog, backend_from
+from pytest_jev.backends.kinds import BackendSpec
+from pytest_jev.backends.model_names import folder_name
 from pytest_jev.backends.openrouter import DEFAULT_MODEL, OpenRouterBackend
 from pytest_jev.errors import OptionError
 from pytest_jev.fileio import SECRET_ENV_VARS
@@ -47,6 +39,7 @@ from pytest_jev.packs import load_pack
 from pytest_jev.record.engine import record_pack_sync
 from pytest_jev.record.journal import journal_path
 from pytest_jev.record.plan import build_requests
+from pytest_jev.recording_lookup import backend_folders
 from pytest_jev.wire import Request
 
 KEY = "sk-or-v1-e2e-7c1d9a3f5b2e4d6081a3c5e7f9b1d3e5"
@@ -55,6 +48,11 @@ FOLDER = "typesafe-jev-1.13-20260917-openrouter"  # ... and the results folder n
 FAST = ("-p", "no:hypothesispytest", "--jev-bootstrap=0")
 WINDOW = 12  # any run of this many characters of the key counts as a leak
 QUESTIONS = {"q": {"type": "noul", "instructions": "?"}}
+CATALOG = Catalog()
+
+
+def parse(text: str, model: str | None = None, base_url: str | None = None) -> BackendSpec:
+    return CATALOG.parse(text, model=model, base_url=base_url)
 
 
 @pytest.fixture(autouse=True)
@@ -399,7 +397,7 @@ def test_folder_names_come_from_the_served_model() -> None:
     assert len(long) <= paths.MAX_NAME and long.endswith("-openrouter") and paths.safe_name(long) == long
 
 
-# ---- the registry ----------------------------------------------------------------------------------
+# ---- the catalog -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("spec", "model", "asked"), [
     ("openrouter:typesafe/jev-1.14", "typesafe/jev-9", "typesafe/jev-1.14"),  # the spec's model wins
@@ -412,60 +410,61 @@ def test_folder_names_come_from_the_served_model() -> None:
 ])
 def test_one_rule_decides_the_model_asked_for(spec: str, model: str | None, asked: str,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    """What make_backend asks for is what the dry run prices, the results folder is named by, and
+    """What the backend asks for is what the dry run prices, the results folder is named by, and
     the fixture's request lines name (a marker's model cannot change what such a backend asks)."""
     from pytest_jev.fixture.answering import requested_model
-    from pytest_jev.nodes.record_selection import _folder_id, _requested_model
 
     for var in ("OPENROUTER_API_KEY", "ANTHROPIC_API_KEY"):
         monkeypatch.setenv(var, "sk-test-not-sent")  # built, never called
-    assert asked_model(spec, model) == asked
-    backend = make_backend(spec, model=model)
+    parsed = parse(spec, model)
+    assert parsed.asked_model == asked
+    backend = CATALOG.make(parsed)
     assert backend.model == asked  # type: ignore[attr-defined]
-    assert _folder_id(spec, model) == backend.backend_id(None) == folder_name(kind_of(spec), asked)
-    if kind_of(spec) == "openrouter":
-        assert _requested_model(spec, model) == asked
-    assert requested_model(spec, "marker-model", model) == asked
+    assert parsed.folder == backend.backend_id(None) == folder_name(parsed.kind, asked)
+    if parsed.kind == "openrouter":
+        assert parsed.request_model == asked
+    assert requested_model(parsed, "marker-model", model) == asked
 
 
 def test_bare_and_kind_only_specs_leave_the_model_to_the_backend() -> None:
-    assert asked_model("jev", None) is None and asked_model("jev", "jev-1.14.0") == "jev-1.14.0"
-    assert asked_model("sparrow", None) is None
+    assert parse("jev").asked_model is None and parse("jev", "jev-1.14.0").asked_model == "jev-1.14.0"
+    assert parse("sparrow").asked_model is None
     from pytest_jev.fixture.answering import requested_model
 
-    assert requested_model("jev", "jev-9", "jev-1.14.0") == "jev-9"  # jev asks what the request names
-    assert requested_model("sparrow", None, None) == "jev-latest"
+    jev = parse("jev", "jev-1.14.0")
+    assert requested_model(jev, "jev-9", "jev-1.14.0") == "jev-9"  # jev asks what the request names
+    assert requested_model(parse("sparrow"), None, None) == "jev-latest"
     with pytest.raises(OptionError, match="names no model"):
-        make_backend("openrouter:")
+        backend_from("openrouter:")
 
 
-def test_registry(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    assert {"openrouter", "openrouter:<model>"} <= set(NAMES)
-    assert kind_of("openrouter") == kind_of("OpenRouter:typesafe/jev-1.13") == "openrouter"
-    assert model_of("openrouter") == DEFAULT_MODEL  # bare `openrouter` means Jev 1.13, as `sonnet` means one model
-    assert model_of("openrouter:~typesafe/jev-latest") == "~typesafe/jev-latest"
-    assert list_price("openrouter") == list_price("openrouter:typesafe/jev-1.13") == (0.042, 0.0)
+def test_catalog(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert {"openrouter", "openrouter:<model>"} <= set(CATALOG.forms())
+    assert parse("openrouter").kind == parse("OpenRouter:typesafe/jev-1.13").kind == "openrouter"
+    assert parse("openrouter").model == DEFAULT_MODEL  # bare `openrouter` means Jev 1.13, as `sonnet` means one model
+    assert parse("openrouter:~typesafe/jev-latest").model == "~typesafe/jev-latest"
+    assert parse("openrouter").list_price == parse("openrouter:typesafe/jev-1.13").list_price == (0.042, 0.0)
     pack = load_pack(write_pack(tmp_path / "packs", n=1))
     request = build_requests(pack, "jev-latest")[0]
-    assert estimate_tokens("openrouter", request) == estimate_tokens("jev", request)
+    assert parse("openrouter").estimate_tokens(request) == parse("jev").estimate_tokens(request)
 
-    assert make_backend("openrouter").model == DEFAULT_MODEL
-    assert make_backend("openrouter", model="typesafe/jev-1.14").model == "typesafe/jev-1.14"  # --jev-model
-    spec = make_backend("openrouter:~typesafe/jev-latest", model="ignored", base_url="http://h:1/")
+    assert backend_from("openrouter").model == DEFAULT_MODEL  # type: ignore[attr-defined]
+    assert backend_from("openrouter", model="typesafe/jev-1.14").model == "typesafe/jev-1.14"  # type: ignore[attr-defined]
+    spec = backend_from("openrouter:~typesafe/jev-latest", model="ignored", base_url="http://h:1/")
     assert isinstance(spec, OpenRouterBackend) and spec.model == "~typesafe/jev-latest"
     assert spec.url == "http://h:1/v1/systemone"
     with pytest.raises(OptionError, match="names no model"):
-        make_backend("openrouter:")
+        backend_from("openrouter:")
 
-    check_ready("openrouter")
-    check_ready("openrouter:typesafe/jev-1.13")
+    CATALOG.check_ready(parse("openrouter"))
+    CATALOG.check_ready(parse("openrouter:typesafe/jev-1.13"))
     with pytest.raises(OptionError, match="names no model"):
-        check_ready("openrouter: ")
+        CATALOG.check_ready(parse("openrouter: "))
     monkeypatch.delenv("OPENROUTER_API_KEY")
     with pytest.raises(AuthError, match="OPENROUTER_API_KEY is not set"):
-        check_ready("openrouter")
+        CATALOG.check_ready(parse("openrouter"))
     with pytest.raises(AuthError, match="OPENROUTER_API_KEY"):
-        make_backend("openrouter")
+        backend_from("openrouter")
 
 
 def test_replay_finds_jevassert_openrouter_folders(tmp_path: Path) -> None:
@@ -476,9 +475,9 @@ def test_replay_finds_jevassert_openrouter_folders(tmp_path: Path) -> None:
                        "jev-1.13.0": {"provider": "typesafe", "model": "jev-1.13.0"}}.items():
         (results / name).mkdir(parents=True)
         (results / name / "backend.json").write_text(json.dumps(info))
-    assert [p.name for p in paths.backend_folders(results, "openrouter")] == [FOLDER]
-    assert [p.name for p in paths.backend_folders(results, f"openrouter:{DEFAULT_MODEL}")] == [FOLDER]
-    assert paths.backend_folders(results, "openrouter:typesafe/jev-1.14") == []
+    assert [p.name for p in backend_folders(results, parse("openrouter"))] == [FOLDER]
+    assert [p.name for p in backend_folders(results, parse(f"openrouter:{DEFAULT_MODEL}"))] == [FOLDER]
+    assert backend_folders(results, parse("openrouter:typesafe/jev-1.14")) == []
 
 
 def test_module_is_importable_without_a_key() -> None:

@@ -17,7 +17,7 @@ from packfiles import case_id, set_message, write_pack
 from servers import LoopbackServer, ok_reply
 
 from pytest_jev.backends.base import Answer, AuthError
-from pytest_jev.backends.catalog import estimate_tokens, make_backend
+from pytest_jev.backends.catalog import Catalog, backend_from
 from pytest_jev.backends.mock import MockBackend
 from pytest_jev.contract import answers_problems, specs_of
 from pytest_jev.errors import OptionError
@@ -227,7 +227,7 @@ def test_concurrency_bound(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("TYPESAFE_API_KEY", "tsk-test-concurrency")
     pack = load_pack(write_pack(tmp_path / "p", n=12))
     with LoopbackServer(lambda seen: ok_reply(seen, delay_s=0.1)) as server:
-        summary = record_pack_sync(pack, make_backend("jev", base_url=server.base_url), tmp_path / "r.jsonl",
+        summary = record_pack_sync(pack, backend_from("jev", base_url=server.base_url), tmp_path / "r.jsonl",
                                    concurrency=3)
     assert server.max_in_flight == 3 and summary.n_errors == 0 and len(server.requests) == 12
 
@@ -271,19 +271,20 @@ def test_token_estimates_come_from_the_bodies_sent(pack_dir: Path) -> None:
     request = build_requests(pack, "jev-latest")[0]
     body = json.dumps({"model": "jev-latest", "state": request.state, "questions": request.questions},
                       ensure_ascii=False)
-    assert estimate_tokens("jev", request) == (len(body) // 4 + 1, 0)
-    llm_in, llm_out = estimate_tokens("sonnet", request)
+    catalog = Catalog()
+    assert catalog.parse("jev").estimate_tokens(request) == (len(body) // 4 + 1, 0)
+    llm_in, llm_out = catalog.parse("sonnet").estimate_tokens(request)
     assert llm_in > len(body) // 4 + 200  # system prompt and schema travel with every LLM call
     assert 20 < llm_out < 200  # a probability for each of 1 + 3 + 3 answer keys
 
 
-def test_registry_names_and_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_catalog_names_and_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(OptionError, match="unknown backend 'gpt'.*jev, mock, sparrow"):
-        make_backend("gpt")
+        backend_from("gpt")
     monkeypatch.delenv("TYPESAFE_API_KEY", raising=False)
     with pytest.raises(AuthError, match="TYPESAFE_API_KEY"):
-        make_backend("jev")
-    assert make_backend("mock", gold={}, seed=4).backend_id(None) == "mock-4"
+        backend_from("jev")
+    assert backend_from("mock", gold={}, seed=4).backend_id(None) == "mock-4"
 
 
 KILL_SCRIPT = textwrap.dedent("""
@@ -319,7 +320,7 @@ def test_kill_9_and_resume(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         assert not out.exists()
         journaled = {json.loads(x)["case_id"] for x in journal.read_text().splitlines() if x.endswith("}")}
         assert 12 <= len(journaled) < 60
-        summary = record_pack_sync(load_pack(folder), make_backend("jev", base_url=server.base_url), out)
+        summary = record_pack_sync(load_pack(folder), backend_from("jev", base_url=server.base_url), out)
     recording = load_recording(out)  # refuses duplicate case ids
     assert list(recording.lines) == [case_id(i) for i in range(1, 61)]
     assert all(server.per_case[c] == 1 for c in journaled), "a journaled case was asked again"

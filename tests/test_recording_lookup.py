@@ -13,10 +13,14 @@ import pytest
 from packfiles import write_pack
 from servers import LoopbackServer, ok_reply
 
+from pytest_jev.backends.catalog import Catalog
 from pytest_jev.errors import JevError
 from pytest_jev.packs import load_pack
-from pytest_jev.paths import backend_folders, candidate_recordings, find_recording, safe_name
+from pytest_jev.paths import safe_name
 from pytest_jev.record.engine import record_pack_sync
+from pytest_jev.recording_lookup import backend_folders, candidate_recordings, find_recording
+
+SPECS = Catalog()  # --jev-backend values parsed as a run parses them
 
 
 @pytest.mark.parametrize("name, folder", [
@@ -56,13 +60,14 @@ def test_a_backend_finds_only_its_own_folders(tmp_path: Path) -> None:
     theirs = results / "claude-sonnet-5"  # written by jevassert: `provider`, no `backend`
     theirs.mkdir()
     (theirs / "backend.json").write_text(json.dumps({"provider": "anthropic", "model": "claude-sonnet-5"}))
-    assert backend_folders(results, "openai:mi") == [mi]  # never minilm-... by a shared prefix
-    assert backend_folders(results, "openai:qwen2.5:7b") == [qwen]
-    assert backend_folders(results, "minilm") == [minilm]
-    assert backend_folders(results, "jev") == [jev]
-    assert backend_folders(results, "sonnet") == [theirs]
-    assert backend_folders(results, "openai:llama3") == []
-    found = list(candidate_recordings(tmp_path, "p", explicit=None, backend="openai:mi", results_dir=results))
+    assert backend_folders(results, SPECS.parse("openai:mi")) == [mi]  # never minilm-... by a shared prefix
+    assert backend_folders(results, SPECS.parse("openai:qwen2.5:7b")) == [qwen]
+    assert backend_folders(results, SPECS.parse("minilm")) == [minilm]
+    assert backend_folders(results, SPECS.parse("jev")) == [jev]
+    assert backend_folders(results, SPECS.parse("sonnet")) == [theirs]
+    assert backend_folders(results, SPECS.parse("openai:llama3")) == []
+    found = list(candidate_recordings(tmp_path, "p", explicit=None, backend=SPECS.parse("openai:mi"),
+                                      results_dir=results))
     assert found == [results / "openai-mi" / "p.predictions.jsonl", mi / "p.predictions.jsonl"]
 
 
@@ -120,9 +125,10 @@ def test_the_pinned_models_recording_in_the_pack_folder_is_found_by_that_model(t
     pack_dir.mkdir(parents=True)
     (pack_dir / "predictions.jsonl").write_text("")
     for backend in ("jev-1.13.0", "jev"):
-        assert find_recording(pack_dir, "p", explicit=None, backend=backend, results_dir=results,
+        assert find_recording(pack_dir, "p", explicit=None, backend=SPECS.parse(backend), results_dir=results,
                               tested="jev-1.13.0") == pack_dir / "predictions.jsonl"
     # another model, or a pack that pins none, never grades the pack folder's recording
     for backend, tested in (("sparrow", "jev-1.13.0"), ("jev-1.13.0", None), ("jev-1.12.0", "jev-1.13.0")):
         with pytest.raises(JevError, match="no recording for pack 'p'"):
-            find_recording(pack_dir, "p", explicit=None, backend=backend, results_dir=results, tested=tested)
+            find_recording(pack_dir, "p", explicit=None, backend=SPECS.parse(backend), results_dir=results,
+                           tested=tested)

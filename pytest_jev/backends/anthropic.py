@@ -15,9 +15,9 @@ import httpx
 
 from ..pricing import claude_list_price, per_mtok
 from .base import AuthError
-from .catalog import SONNET, SONNET_MODEL, folder_name
 from .llm_client import Exchange, LLMBackend, as_object, error_object, token_count, usable_key
 from .llm_prompt import provider_schema
+from .model_names import SONNET, SONNET_MODEL, folder_name
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 KEY_VAR = "ANTHROPIC_API_KEY"

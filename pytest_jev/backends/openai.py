@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 
 from ..pricing import per_mtok
-from .catalog import folder_name
 from .llm_client import Exchange, LLMBackend, as_object, error_object, token_count, usable_key
 from .llm_prompt import provider_schema
+from .model_names import folder_name
 
 DEFAULT_BASE_URL = "http://localhost:11434/v1"  # Ollama; vLLM serves http://localhost:8000/v1
 KEY_VAR = "OPENAI_API_KEY"

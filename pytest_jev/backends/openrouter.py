@@ -42,7 +42,7 @@ from ..numbers import at_least_zero
 from ..pricing import JEV_LIST_PRICE, per_mtok
 from ..wire import Request
 from .base import Answer, AuthError
-from .catalog import OPENROUTER_MODEL, folder_name
+from .model_names import OPENROUTER_MODEL, folder_name
 from .typesafe import RETRYABLE, TypeSafeBackend, error_message, failed_answer, key_from_env
 
 DEFAULT_BASE_URL = "https://openrouter.ai/api"

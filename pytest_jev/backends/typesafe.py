@@ -25,9 +25,10 @@ from ..paths import safe_name
 from ..pricing import JEV_LIST_PRICE, per_mtok
 from ..wire import Request
 from .base import Answer, AuthError, plugin_version
+from .model_names import JEV_DEFAULT_MODEL
 
 DEFAULT_BASE_URL = "https://api.typesafe.ai"
-DEFAULT_MODEL = "jev-latest"
+DEFAULT_MODEL = JEV_DEFAULT_MODEL
 KEY_VAR = "TYPESAFE_API_KEY"
 BASE_VAR = "TYPESAFE_BASE_URL"
 RETRYABLE = frozenset({408, 429, 529}) | frozenset(range(500, 600))

@@ -12,9 +12,10 @@ import gc
 
 import pytest
 
+from ..stash import FROZEN_KEY
+
 # From this many case items on (one pack, or the whole session) collection's objects are frozen.
 FREEZE_MIN_CASES = 10_000
-FROZEN_KEY = pytest.StashKey[bool]()
 
 
 def freeze_if_large(config: pytest.Config, n_cases: int) -> None:

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from ..errors import JevError, printable
-from .runs import RUNS_KEY, PackRun
+from ..stash import MISMATCH_COUNT_KEY, MISMATCH_KEY, RUNS_KEY
+from .runs import PackRun
 
 if TYPE_CHECKING:
     from ..evaluate import PackResult
@@ -17,8 +18,6 @@ if TYPE_CHECKING:
     from ..packs.model import Case, Pack
     from ..run_result import GateResult
 
-MISMATCH_KEY = "jev_mismatch"  # user_properties key carrying one case's mismatches
-MISMATCH_COUNT_KEY = "jev_mismatch_count"  # ... and a bulk item's count of them
 STATE_EXCERPT = 120
 BULK_SHOWN = 20
 NO_RECORDING = "no usable recording"

@@ -15,10 +15,11 @@ from ..fileio import exists, is_regular
 from ..gcpause import gc_paused
 from ..options import Options
 from ..packs.model import Pack
+from ..stash import OPTIONS_KEY
 from .gcpolicy import FREEZE_MIN_CASES, freeze_if_large
 from .items import BulkItem, CaseItem, CheckItem, GateItem, OutsideItem, PackWarning, ProblemItem
 from .results_check import ResultsItem
-from .runs import OPTIONS_KEY, PackRun
+from .runs import PackRun
 
 PACK_FILE = "pack.yaml"
 

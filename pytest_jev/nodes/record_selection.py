@@ -20,12 +20,19 @@ from typing import Any
 import pytest
 
 from .. import paths
+from ..backends.base import Backend
+from ..backends.kinds import BackendSpec
 from ..errors import JevError, node_name_part
 from ..fileio import is_regular
 from ..options import Options
-from ..packs.model import Pack
+from ..packs import load_pack
+from ..packs.model import Case, Pack
+from ..record.engine import record_pack_sync
+from ..record.journal import read_recording
+from ..record.plan import plan
+from ..recording_lookup import candidate_recordings
+from ..stash import STABILITY_KEY
 from .packfile import PACK_FILE, split_pack_nodeid
-from .runs import STABILITY_KEY
 
 WHOLE_PACK = None  # a selection entry meaning every case of the pack
 
@@ -78,13 +85,9 @@ def record_selection(config: pytest.Config, options: Options, selection: Mapping
                      loaded: Mapping[Path, Pack] | None = None) -> None:
     """Record (or, with --jev-dry-run, estimate) every selected pack's selected cases; `loaded`
     holds the packs collection already loaded (the xdist controller has none)."""
-    from ..packs import load_pack
-
     tr = config.pluginmanager.get_plugin("terminalreporter")
-    if not options.backend:
-        from ..backends.catalog import NAMES
-
-        raise JevError("--jev-record needs a backend", fix=f"pass --jev-backend={'|'.join(NAMES)}")
+    if options.backend is None:
+        options.catalog.check_ready(None)  # --jev-record needs a backend
     for folder, chosen in sorted(selection.items()):
         if chosen is not WHOLE_PACK and not chosen:
             continue  # only check[spec] selected
@@ -105,69 +108,37 @@ def record_selection(config: pytest.Config, options: Options, selection: Mapping
             _record(config, tr, options, pack, cases)
 
 
-def _dry_run(tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> None:
+def _dry_run(tr: Any, options: Options, pack: Pack, cases: list[Case] | None) -> None:
     """What recording would call and cost: the very calls the run would make (nothing for
     cases already answered), tokens estimated from the bodies that would be sent."""
-    from ..backends.catalog import estimate_tokens, kind_of, list_price
-    from ..record.plan import plan
-
     spec = options.backend
     assert spec is not None
-    model = _requested_model(spec, options.model)
-    first = _start_path(options, spec, _folder_id(spec, options.model), pack, model or pack.record_model)
+    first = _start_path(options, spec, spec.folder, pack, spec.request_model or pack.record_model)
     calls = tokens_in = tokens_out = 0
     for k in range(1, options.repeat + 1):
-        planned = plan(pack, kind_of(spec), paths.round_path(first, k), mode=options.record_mode or "once",
-                       model=model, shuffle_seed=options.shuffle_seed, cases=cases)
+        planned = plan(pack, spec.kind, paths.round_path(first, k), mode=options.record_mode or "once",
+                       model=spec.request_model, shuffle_seed=options.shuffle_seed, cases=cases)
         for request in planned.todo:
             calls += 1
-            est_in, est_out = estimate_tokens(spec, request)
+            est_in, est_out = spec.estimate_tokens(request)
             tokens_in += est_in
             tokens_out += est_out
-    price = list_price(spec, options.model)
+    price = spec.list_price
     cost = (f"~${(tokens_in * price[0] + tokens_out * price[1]) / 1e6:.4f}" if price else "unknown cost")
     rounds = f" over {options.repeat} rounds" if options.repeat > 1 else ""
     _say(tr, f"jev dry run {pack.id}: {calls} calls{rounds}, ~{tokens_in} input + ~{tokens_out} output tokens, "
-             f"{cost} with --jev-backend={spec} (nothing sent)")
+             f"{cost} with --jev-backend={spec.text} (nothing sent)")
 
 
-def _requested_model(spec: str, model: str | None) -> str | None:
-    """The model the requests name, when it is not the pack's own `tested` version: --jev-model for
-    jev; for OpenRouter always its own model id (lines of two OpenRouter models must differ)."""
-    from ..backends.catalog import asked_model, kind_of
-
-    kind = kind_of(spec)
-    if kind == "jev":
-        return model
-    if kind == "openrouter":
-        return asked_model(spec, model)
-    return None
-
-
-def _folder_id(spec: str, model: str | None) -> str | None:
-    """The results folder a backend spec writes to before it knows the model served, when that
-    can be told without building the backend (which may need a key); None when it cannot."""
-    from ..backends.catalog import asked_model, folder_name, kind_of
-
-    kind = kind_of(spec)
-    if kind == "jev":
-        return paths.safe_name(model or "jev-latest")
-    if kind in ("openrouter", "openai", "anthropic"):
-        return folder_name(kind, asked_model(spec, model) or "")
-    return None
-
-
-def _record(config: pytest.Config, tr: Any, options: Options, pack: Any, cases: list[Any] | None) -> None:
-    from ..backends.catalog import make_backend
-    from ..record.engine import record_pack_sync
-    from ..record.stability import stability
+def _record(config: pytest.Config, tr: Any, options: Options, pack: Pack, cases: list[Case] | None) -> None:
+    from ..record.stability import stability  # grades, so imports numpy: only for --jev-repeat
 
     spec = options.backend
     assert spec is not None
     quiet = config.get_verbosity() < 0
-    backend = make_backend(spec, base_url=options.base_url, model=options.model, pack=pack)
+    backend: Backend = config.hook.pytest_jev_make_backend(spec=spec, options=options, pack=pack, config=config)
     folder_id = paths.safe_name(backend.backend_id(None))
-    model = _requested_model(spec, options.model)
+    model = spec.request_model
     first = _start_path(options, spec, folder_id, pack, model or pack.record_model, backend)
     first.parent.mkdir(parents=True, exist_ok=True)
     repeat = options.repeat
@@ -193,8 +164,8 @@ def _record(config: pytest.Config, tr: Any, options: Options, pack: Any, cases: 
         _say(tr, result.line())
 
 
-def _start_path(options: Options, spec: str, folder_id: str | None, pack: Any, requested: str,
-                backend: Any = None) -> Path:
+def _start_path(options: Options, spec: BackendSpec, folder_id: str | None, pack: Pack, requested: str,
+                backend: Backend | None = None) -> Path:
     """The recording this run continues (or, with mode all, replaces), else a new one.
 
     A recording settles in the folder named by the model actually served (jev-1.13.0),
@@ -202,23 +173,19 @@ def _start_path(options: Options, spec: str, folder_id: str | None, pack: Any, r
     (--jev-backend's folders) and continues it, so nothing answered is asked again,
     provided its lines were recorded by this backend, endpoint and requested model.
     """
-    from ..backends.catalog import kind_of
-    from ..record.journal import read_recording
-
-    fresh = paths.recording_file(options.results_dir, folder_id or paths.safe_name(spec), pack.id)
+    fresh = paths.recording_file(options.results_dir, folder_id or paths.safe_name(spec.text), pack.id)
     if is_regular(fresh):
         return fresh
-    kind = kind_of(spec)
     base_url = getattr(backend, "base_url", None) if backend is not None else None
-    for path in paths.candidate_recordings(pack.path, pack.id, explicit=None, backend=spec,
-                                            results_dir=options.results_dir):
+    for path in candidate_recordings(pack.path, pack.id, explicit=None, backend=spec,
+                                     results_dir=options.results_dir):
         if not is_regular(path):
             continue
         try:
             lines = list(read_recording(path)[0].values())
         except JevError:
             continue
-        if lines and all(line.get("backend") == kind and line.get("requested_model") == requested
+        if lines and all(line.get("backend") == spec.kind and line.get("requested_model") == requested
                          and (backend is None or line.get("base_url") == base_url) for line in lines):
             return path
     return fresh

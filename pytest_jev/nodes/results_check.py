@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..stash import WRITTEN_KEY
 from .items import JevFailure, RunItem
-
-WRITTEN_KEY = "jev_written"  # the files a check[results] item wrote, for the controller's summary
 
 
 class ResultsItem(RunItem):

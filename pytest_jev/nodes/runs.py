@@ -13,9 +13,7 @@ import pickle
 import subprocess
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
-
-import pytest
+from typing import TYPE_CHECKING
 
 from .. import paths
 from ..errors import JevError
@@ -23,6 +21,7 @@ from ..options import Options
 from ..pricing import JEV_LIST_PRICE
 from ..protocol.thresholds import role_of
 from ..recording_file import load_recording
+from ..recording_lookup import find_recording
 from ..run_result import Interval, RunKey, RunResult
 
 if TYPE_CHECKING:
@@ -86,9 +85,9 @@ class PackRun:
 
         options = self.options
         try:
-            path = paths.find_recording(self.pack.path, self.pack.id, explicit=options.recording,
-                                        backend=options.backend, results_dir=options.results_dir,
-                                        tested=self.pack.tested)
+            path = find_recording(self.pack.path, self.pack.id, explicit=options.recording,
+                                  backend=options.backend, results_dir=options.results_dir,
+                                  tested=self.pack.tested)
             recording = load_recording(path)
             price_in, price_out = paths.pricing(path.parent, (JEV_LIST_PRICE[0], 0.0))
         except JevError as exc:
@@ -106,7 +105,7 @@ class PackRun:
         settings = Settings(bootstrap=options.bootstrap, seed=options.seed, price_input=price_in,
                             price_output=price_out, target_precision=options.target_precision,
                             no_gates=options.no_gates, detail=options.write_results or options.registry)
-        backend = options.backend
+        backend = options.backend.text if options.backend is not None else None
         models = recording.models()
         if backend is None and options.recording is None and len(models) == 1:
             backend = models[0]
@@ -222,7 +221,3 @@ class RunStore:
             out.append(entry)
         return out
 
-
-OPTIONS_KEY = pytest.StashKey[Options]()
-RUNS_KEY = pytest.StashKey[RunStore]()
-STABILITY_KEY = pytest.StashKey[list[Any]]()  # record.stability.Stability of each pack recorded with --jev-repeat
