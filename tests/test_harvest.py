@@ -191,6 +191,22 @@ def test_mock_backends_are_left_out_unless_asked_for(tmp_path: Path) -> None:
     assert set(rows_of(tmp_path / "named")[0]["answers"]) == {"mock-0", "alpha-1"}
 
 
+def test_a_backend_is_named_as_jev_backend_names_it(tmp_path: Path) -> None:
+    """--backend takes what --jev-backend takes, parsed by the same catalog of backend kinds: a model
+    spec picks the folders of that kind serving that model, whatever the folders are called."""
+    pack, results = two_backends(tmp_path)
+    for folder, model in (("qwen-local", "qwen2.5:7b"), ("llama-local", "llama3")):
+        where = write_backend(results, folder, "openai", gold_answers())
+        (where / "backend.json").write_text(json.dumps({"backend": "openai", "model": model}), encoding="utf-8")
+    named = harvest(pack, "--results-dir", results, "--out", tmp_path / "named", "--backend", "openai:qwen2.5:7b",
+                    "--backend", "sparrow")
+    assert named.returncode == 0, named.stderr
+    assert set(rows_of(tmp_path / "named")[0]["answers"]) == {"qwen-local", "alpha-1"}
+    kind = harvest(pack, "--results-dir", results, "--out", tmp_path / "kind", "--backend", "openai")
+    assert kind.returncode == 0, kind.stderr  # the kind alone: both of its folders
+    assert "from 2 backends (llama-local, qwen-local)" in kind.stdout
+
+
 def test_fewer_than_two_backends_is_refused_in_one_line(tmp_path: Path) -> None:
     pack = write_pack(tmp_path)
     results = tmp_path / "results"

@@ -30,12 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..backends.catalog import Catalog
 from ..errors import JevError, printable
 from ..fileio import atomic_write, is_regular
 from ..grade import decide, grade
 from ..packs.model import Case, Pack, Question
 from ..paths import PREDICTIONS_SUFFIX, backend_info, folder_identity, predictions_in
 from ..recording_file import Recording, load_recording
+from ..recording_lookup import recorded_by
 
 ALL_WRONG, SPLIT = "all-wrong", "split"
 KINDS = (ALL_WRONG, SPLIT)
@@ -116,14 +118,17 @@ def backend_folders(results_dir: Path, pack_id: str, names: Sequence[str] = (),
                     include_mock: bool = False) -> tuple[list[Path], list[str]]:
     """(folders to compare, mock folders left out). Without `names`: every folder under
     results_dir holding the pack's recording and a backend.json, mock ones only with
-    include_mock. A name picks the folder of that name, or the folders whose backend.json
-    names that backend kind (`sparrow`), mock or not: naming it is the choice."""
+    include_mock. A name picks the folder of that name, or the folders of the backend it names
+    as --jev-backend would (`sparrow`, `openai:qwen2.5:7b`, `sonnet`: parsed by the same
+    catalog of backend kinds), mock or not: naming it is the choice."""
     folders = sorted(p for p in results_dir.iterdir() if p.is_dir()) if results_dir.is_dir() else []
     recorded = [f for f in folders if is_regular(predictions_in(f, pack_id))]
     if names:
+        catalog = Catalog()
         chosen: list[Path] = []
         for name in names:
-            found = [f for f in recorded if f.name == name] or [f for f in recorded if folder_identity(f)[0] == name]
+            spec = catalog.parse(name)
+            found = [f for f in recorded if f.name == name] or [f for f in recorded if recorded_by(f, spec)]
             if not found:
                 raise JevError(f"no folder '{name}' (nor one whose backend.json names backend '{name}') holds "
                                f"{pack_id}{PREDICTIONS_SUFFIX}", file=results_dir,
