@@ -22,23 +22,12 @@ import pytest
 from .backends.catalog import Catalog
 from .backends.kinds import BackendSpec
 from .errors import JevError, OptionError
+from .record.modes import BARE, RecordMode
 from .stash import OPTIONS_KEY
 
 CASE_ITEMS_MAX = 20_000  # above this many cases a pack is graded in bulk unless told otherwise
 DEFAULT_THRESHOLD = 0.8  # the jev fixture's claim threshold
 ANSWERS_DIR = "jev_answers"  # the jev fixture's recorded answers, beside each test module
-
-
-class RecordMode(str, Enum):
-    """--jev-record's modes, as vcrpy names them (the recorder and the fixture read them)."""
-
-    ONCE = "once"
-    NEW_EPISODES = "new_episodes"
-    ALL = "all"
-    NONE = "none"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class CaseItems(str, Enum):
@@ -60,9 +49,6 @@ class ProtocolRole(str, Enum):
 
     def __str__(self) -> str:
         return self.value
-
-
-BARE_RECORD = RecordMode.ONCE  # what a bare --jev-record means
 
 
 @dataclass(frozen=True)
@@ -105,8 +91,9 @@ FLAGS = (
          "jev_case_items_max cases (auto)", "auto", metavar="auto|all|none"),
     Flag("jev-case-items-max", f"largest pack that gets per-case items under auto (default {CASE_ITEMS_MAX})",
          CASE_ITEMS_MAX, "int", metavar="N"),
-    Flag("jev-record", "call the backend for cases the recording lacks, then grade: once (default), "
-         "new_episodes, all, none", None, "record", ini=False, metavar="MODE"),
+    Flag("jev-record", "call the backend, then grade: new_episodes (bare: what the recording lacks), once (only "
+         "where there is no recording yet), all (everything again), none (replay)", None, "record", ini=False,
+         metavar="MODE"),
     Flag("jev-base-url", "base URL of the backend (a Jev-compatible replica, a gateway, an OpenAI-compatible "
          "server)", None, metavar="URL"),
     Flag("jev-model", "model to request (jev: default the pack's tested version or jev-latest; sonnet, "
@@ -206,7 +193,7 @@ def addoption(parser: pytest.Parser) -> None:
     for flag in FLAGS:
         help_text = flag.help + (f" (ini: {flag.dest})" if flag.ini else "")
         if flag.kind == "record":
-            group.addoption(f"--{flag.name}", nargs="?", const=BARE_RECORD.value, default=None, dest=flag.dest,
+            group.addoption(f"--{flag.name}", nargs="?", const=BARE.value, default=None, dest=flag.dest,
                             metavar=flag.metavar, help=help_text)
         elif flag.kind == "bool":
             group.addoption(f"--{flag.name}", action="store_true", default=None, dest=flag.dest, help=help_text)
@@ -257,7 +244,7 @@ def parse(config: pytest.Config) -> Options:
     repeat = num("jev-repeat", int, lambda n: n >= 1, "a whole number >= 1")
     if repeat > 1 and record_mode is None and not get("jev-dry-run"):
         raise OptionError(f"--jev-repeat={repeat} repeats a recording, but nothing is recorded",
-                          fix="add --jev-record (once resumes unfinished rounds, all redoes them)")
+                          fix="add --jev-record (new_episodes resumes unfinished rounds, all redoes them)")
     threshold = _threshold(get("jev-threshold"))
     model, base_url = get("jev-model") or None, get("jev-base-url") or None
     catalog = Catalog(kind for kinds in config.hook.pytest_jev_backend_kinds(config=config) for kind in kinds)

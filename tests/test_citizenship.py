@@ -104,7 +104,7 @@ def test_quiet_shortens_the_summary_as_pytest_does(pytester: pytest.Pytester, to
 def test_replay_and_record_together_is_a_usage_error(pytester: pytest.Pytester, toy: Path) -> None:
     result = pytester.runpytest("packs", "--jev-replay", "--jev-record", "--jev-backend=mock")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--jev-replay and --jev-record=once contradict each other*drop one*"])
+    result.stderr.fnmatch_lines(["*--jev-replay and --jev-record=new_episodes contradict each other*drop one*"])
 
 
 def two_packs(root: Path) -> None:

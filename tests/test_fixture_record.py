@@ -74,12 +74,16 @@ def test_record_once_then_replay_offline(pytester: pytest.Pytester) -> None:
     assert "wrote" not in again.stdout.str() and answers(pytester).read_bytes() == before
 
 
-def test_once_asks_only_what_is_missing_and_all_drops_what_no_test_asks(pytester: pytest.Pytester) -> None:
+def test_new_episodes_asks_only_what_is_missing_and_all_drops_what_no_test_asks(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_bot=BOT)
-    run(pytester, "--jev-record=once", "--jev-backend=mock")
+    run(pytester, "--jev-record=once", "--jev-backend=mock")  # no answers file yet: once records them all
     first = answers(pytester).read_text().splitlines()
     pytester.makepyfile(test_bot=BOT.replace("def test_expect(jev):", "def test_new(jev):\n    assert jev.lacks("
                                                  "REPLY, 'is rude')\n\n\ndef test_expect(jev):"))
+    once = run(pytester, "--jev-record=once", "--jev-backend=mock")  # the module has its file: replayed
+    once.stdout.fnmatch_lines(["*jev: no recorded answer for test_bot.py::test_new: lacks 'is rude'*",
+                               "jev: 8 questions · 0 requests + 5 replayed *"])
+    assert answers(pytester).read_text().splitlines() == first
     result = run(pytester, "--jev-record=new_episodes", "--jev-backend=mock")
     result.stdout.fnmatch_lines(["jev: * 1 request + 5 replayed *", "jev: wrote *: 1 new, 0 re-recorded"])
     second = answers(pytester).read_text().splitlines()

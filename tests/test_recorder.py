@@ -104,16 +104,30 @@ def test_modes(pack_dir: Path, tmp_path: Path) -> None:
     backend = Counting.from_pack(pack)
     record_pack_sync(pack, backend, out, close_backend=False)
     assert sorted(backend.asked) == [ids[1], ids[2]]
-    assert [x["case_id"] for x in lines_of(out)] == ids  # once: exactly the pack's cases, in order
+    assert [x["case_id"] for x in lines_of(out)] == ids  # new_episodes (bare): exactly the pack's cases, in order
 
-    # new_episodes: same calls, but lines for cases the pack no longer has are kept
+    # once: a recording exists, so nothing is called and nothing written, whatever it lacks
+    lines = lines_of(out)
+    lines[4].update(answers=None, model=None, error="HTTP 500: boom")
+    out.write_text("".join(json.dumps(x) + "\n" for x in lines[:-1]))
+    before = out.read_bytes()
+    backend = Counting.from_pack(pack)
+    summary = record_pack_sync(pack, backend, out, mode="once", close_backend=False)
+    assert backend.asked == [] and out.read_bytes() == before
+    assert (summary.mode, summary.n_called, summary.n_reused, summary.n_errors) == ("once", 0, 6, 2)
+    # ... and where there is none, once records every case
+    fresh = tmp_path / "fresh.jsonl"
+    record_pack_sync(pack, backend, fresh, mode="once", close_backend=False)
+    assert backend.asked == ids and [x["case_id"] for x in lines_of(fresh)] == ids
+
+    # new_episodes: a changed request is asked again; lines of cases the pack no longer has go
     out.write_text(out.read_text() + json.dumps(orphan) + "\n")
     set_message(pack_dir, ids[3], "Totally different message about my invoice.")
     pack = load_pack(pack_dir)
     backend = Counting.from_pack(pack)
     record_pack_sync(pack, backend, out, mode="new_episodes", close_backend=False)
-    assert backend.asked == [ids[3]]
-    assert [x["case_id"] for x in lines_of(out)] == [*ids, "gone-001"]
+    assert sorted(backend.asked) == sorted([ids[3], ids[4], ids[7]])
+    assert [x["case_id"] for x in lines_of(out)] == ids
 
     # none: nothing called, nothing written
     before = out.read_bytes()

@@ -29,6 +29,7 @@ from ..packs import load_pack
 from ..packs.model import Case, Pack
 from ..record.engine import record_pack_sync
 from ..record.journal import read_recording
+from ..record.modes import BARE
 from ..record.plan import plan
 from ..recording_lookup import candidate_recordings
 from ..stash import STABILITY_KEY
@@ -116,7 +117,7 @@ def _dry_run(tr: Any, options: Options, pack: Pack, cases: list[Case] | None) ->
     first = _start_path(options, spec, spec.folder, pack, spec.request_model or pack.record_model)
     calls = tokens_in = tokens_out = 0
     for k in range(1, options.repeat + 1):
-        planned = plan(pack, spec.kind, paths.round_path(first, k), mode=options.record_mode or "once",
+        planned = plan(pack, spec.kind, paths.round_path(first, k), mode=options.record_mode or BARE,
                        model=spec.request_model, shuffle_seed=options.shuffle_seed, cases=cases)
         for request in planned.todo:
             calls += 1
@@ -145,7 +146,7 @@ def _record(config: pytest.Config, tr: Any, options: Options, pack: Pack, cases:
     for k in range(1, repeat + 1):
         label = pack.id if repeat == 1 else f"{pack.id} round {k}/{repeat}"
         progress = None if quiet else _progress_writer(tr, label)
-        summary = record_pack_sync(pack, backend, paths.round_path(first, k), mode=options.record_mode or "once",
+        summary = record_pack_sync(pack, backend, paths.round_path(first, k), mode=options.record_mode or BARE,
                                    concurrency=options.concurrency, rpm=options.rpm, progress=progress,
                                    shuffle_seed=options.shuffle_seed, model=model, cases=cases)
         served = summary.served_models[0] if len(summary.served_models) == 1 else None

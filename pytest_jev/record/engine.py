@@ -1,10 +1,11 @@
 """Record a pack against a backend: plan, run, journal, finalise (each in its own module here).
 
-Modes follow vcrpy: ``once`` calls only cases that are missing, recorded with an
-error, recorded for a different request (fingerprint) or recorded with an answer that
-breaks the answer contract; ``new_episodes`` does the same but also keeps lines for case
-ids the pack no longer has; ``all`` records the chosen cases afresh; ``none`` calls
-nothing and writes nothing. Only the chosen cases are ever called (pytest's selection:
+Modes follow vcrpy (modes.py): ``new_episodes`` (a bare --jev-record) calls only cases that
+are missing, recorded with an error, recorded for a different request (fingerprint) or
+recorded with an answer that breaks the answer contract; ``once`` calls nothing when the
+recording exists and records like ``new_episodes`` when it does not; ``all`` records the
+chosen cases afresh; ``none`` calls nothing and writes nothing. Lines of cases the pack no
+longer has are dropped. Only the chosen cases are ever called (pytest's selection:
 `-k`, node ids, `--deselect`); every other case keeps the line it has. The final
 recording holds one line per case it has an answer or error for, in pack order, and
 replaces the old file atomically only when the run completes (see journal.py for kill -9
@@ -32,6 +33,7 @@ from ..paths import backend_json
 from .driver import MAX_ATTEMPTS, MAX_RETRY_AFTER_S, TIMEOUT_S, CaseRunner, Progress
 from .finalise import RecordSummary, final_lines, summary_none, write_backend_json
 from .journal import Journal, journal_path
+from .modes import BARE
 from .pacing import BACKOFF_S
 from .plan import check_mode, plan
 
@@ -42,7 +44,7 @@ def _check_args(mode: str, concurrency: int, rpm: float | None, max_attempts: in
         raise OptionError("concurrency and max_attempts must be >= 1; timeout and rpm must be > 0")
 
 
-async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str = "once", concurrency: int = 8,
+async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str = BARE, concurrency: int = 8,
                       rpm: float | None = None, model: str | None = None, max_attempts: int = MAX_ATTEMPTS,
                       timeout_s: float = TIMEOUT_S, progress: Callable[[Progress], None] | None = None,
                       shuffle_seed: int | None = None, backoff_base_s: float = BACKOFF_S[0],
@@ -54,8 +56,8 @@ async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str
     out_path = Path(out_path)
     t0 = time.perf_counter()
     planned = plan(pack, backend.name, out_path, mode=mode, model=model, shuffle_seed=shuffle_seed, cases=cases)
-    if mode == "none":
-        return summary_none(planned, out_path, time.perf_counter() - t0)
+    if not planned.calls:  # none; once where the recording exists
+        return summary_none(planned, out_path, time.perf_counter() - t0, mode)
     journal = Journal(journal_path(out_path))
     recovered = journal.open()
     keep = {cid: recovered.get(cid, line) for cid, line in planned.keep.items()}
@@ -77,7 +79,7 @@ async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str
             journal.remove()
         raise
     await journal.close()
-    final, chunks = final_lines(pack, planned, run, keep, mode)
+    final, chunks = final_lines(pack, planned, run, keep)
     unchanged = not todo and final == [planned.existing[cid] for cid in planned.order]
     if not unchanged:  # nothing asked and nothing dropped: leave the file (and its mtime) alone
         write_lines(out_path, chunks)

@@ -15,6 +15,7 @@ from ..contract import AnswerSpec, specs_of
 from ..fileio import atomic_write, scrub
 from ..packs.model import Pack
 from .driver import CaseRunner
+from .modes import BARE
 from .plan import Plan, per_questions, usable
 
 
@@ -28,15 +29,16 @@ class RecordSummary:
     served_models: tuple[str, ...]  # models named by the lines of the final recording
     elapsed_s: float
     calls_per_s: float
-    mode: str = "once"
+    mode: str = BARE
     n_retries: int = 0
 
 
-def final_lines(pack: Pack, planned: Plan, run: CaseRunner, keep: Mapping[str, dict[str, Any]], mode: str
-                 ) -> tuple[list[dict[str, Any]], list[Mapping[str, Any] | bytes]]:
+def final_lines(pack: Pack, planned: Plan, run: CaseRunner, keep: Mapping[str, dict[str, Any]]
+                ) -> tuple[list[dict[str, Any]], list[Mapping[str, Any] | bytes]]:
     """The recording after this run, in pack order: this run's lines, kept ones, and every other
-    case's line as it was (cases not chosen are never dropped); new_episodes also keeps lines of
-    cases the pack no longer has. Lines answered now go in as the journal wrote them."""
+    case's line as it was (cases not chosen are never dropped; lines of cases the pack no longer
+    has are, as check[recording] would refuse them). Lines answered now go in as the journal
+    wrote them."""
     final: list[dict[str, Any]] = []
     chunks: list[Mapping[str, Any] | bytes] = []
     for case in pack.cases:
@@ -46,21 +48,18 @@ def final_lines(pack: Pack, planned: Plan, run: CaseRunner, keep: Mapping[str, d
             continue
         final.append(line)
         chunks.append(run.encoded.get(cid) or line)
-    if mode == "new_episodes":
-        for cid in planned.order:
-            if cid not in pack.case_ids:
-                final.append(planned.existing[cid])
-                chunks.append(planned.existing[cid])
     return final, chunks
 
 
-def summary_none(planned: Plan, out_path: Path, elapsed: float) -> RecordSummary:
+def summary_none(planned: Plan, out_path: Path, elapsed: float, mode: str) -> RecordSummary:
+    """The summary of a run that called nothing (none; once where the recording exists): the lines
+    found usable, and the ones an answer is missing for."""
     cache: dict[int, tuple[Any, Mapping[str, AnswerSpec]]] = {}
     good = sum(usable(planned.existing.get(r.case_id), planned.fingerprints[r.case_id],
                       per_questions(cache, r.questions, specs_of), strict=False) for r in planned.requests)
     models = {str(line["model"]) for line in planned.existing.values() if isinstance(line.get("model"), str)}
     return RecordSummary(out_path, len(planned.requests), 0, good, len(planned.requests) - good,
-                         tuple(sorted(models)), elapsed, 0.0, "none")
+                         tuple(sorted(models)), elapsed, 0.0, str(mode))
 
 
 def write_backend_json(path: Path, backend: Backend, served_model: str | None) -> dict[str, Any]:

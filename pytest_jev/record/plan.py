@@ -4,9 +4,10 @@ which recorded or journaled lines are kept. Both the run and --jev-dry-run read 
 an estimate counts exactly the calls a run makes.
 
 A line is kept (not asked again) when it is usable: no error, answers that honour the answer
-contract, recorded for this very request (its fingerprint). Modes (engine.py): `new_episodes`
+contract, recorded for this very request (its fingerprint). Modes (modes.py): `new_episodes`
 keeps every usable line; `all` keeps only journaled ones (of an interrupted run of its own);
-`once` asks nothing once a recording exists; `none` asks nothing.
+`once` calls nothing once a recording exists (else it records as `new_episodes`); `none` calls
+nothing.
 """
 
 from __future__ import annotations
@@ -19,11 +20,11 @@ from typing import Any, TypeVar
 
 from ..contract import AnswerSpec, answers_problems, specs_of
 from ..errors import OptionError, RecordingError
+from ..fileio import is_regular
 from ..packs.model import Case, Pack
 from ..wire import Request, fingerprints
 from .journal import peek_journal, read_recording
-
-MODES = ("once", "new_episodes", "all", "none")
+from .modes import BARE, RecordMode
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,12 @@ class Plan:
     keep: dict[str, dict[str, Any]]  # chosen cases whose recorded or journaled line is kept
     existing: dict[str, dict[str, Any]]  # the recording as it is (case id -> line)
     order: list[str]  # its case ids in file order
+    calls: bool = True  # False: the mode calls nothing (none; once where a recording exists)
 
     @property
     def todo(self) -> list[Request]:
+        if not self.calls:
+            return []
         return [req for req in self.requests if req.case_id not in self.keep]
 
 
@@ -95,36 +99,40 @@ def usable(line: Mapping[str, Any] | None, fingerprint: str, specs: Mapping[str,
     return not answers_problems(specs, line["answers"])
 
 
-def plan(pack: Pack, backend_name: str, out_path: Path, *, mode: str = "once", model: str | None = None,
+def plan(pack: Pack, backend_name: str, out_path: Path, *, mode: str = BARE, model: str | None = None,
          shuffle_seed: int | None = None, cases: Sequence[Case] | None = None) -> Plan:
     """Which of the chosen cases (default: all) a run would call, and which lines it keeps:
     the one reading both record_pack and --jev-dry-run use, so the estimate counts exactly
     the calls the run makes."""
-    check_mode(mode)
+    mode = check_mode(mode)
     requests = build_requests(pack, model or pack.record_model, shuffle_seed, cases)
     fps = dict(zip((req.case_id for req in requests), fingerprints(requests, backend_name)))
     try:
         existing, order = read_recording(out_path)
     except RecordingError:
-        if mode != "all" or cases is not None:
+        if mode is not RecordMode.ALL or cases is not None:
             raise
         existing, order = {}, []  # re-recording every case replaces a recording that cannot be read
     journaled = peek_journal(out_path)
     keep: dict[str, dict[str, Any]] = {}
-    if mode == "none":
+    if mode is RecordMode.NONE or (mode is RecordMode.ONCE and is_regular(out_path)):
         return Plan(requests, fps, {r.case_id: existing[r.case_id] for r in requests if r.case_id in existing},
-                    existing, order)
+                    existing, order, calls=False)
     specs: dict[int, tuple[Any, dict[str, AnswerSpec]]] = {}
     for req in requests:
         spec = per_questions(specs, req.questions, specs_of)
         fp = fps[req.case_id]
         if usable(journaled.get(req.case_id), fp, spec, strict=True):
             keep[req.case_id] = journaled[req.case_id]
-        elif mode != "all" and usable(existing.get(req.case_id), fp, spec, strict=False):
+        elif mode is not RecordMode.ALL and usable(existing.get(req.case_id), fp, spec, strict=False):
             keep[req.case_id] = existing[req.case_id]
     return Plan(requests, fps, keep, existing, order)
 
 
-def check_mode(mode: str) -> None:
-    if mode not in MODES:
-        raise OptionError(f"unknown record mode '{mode}'", fix=f"use one of: {', '.join(MODES)}")
+def check_mode(mode: str) -> RecordMode:
+    """The mode `mode` names; OptionError for another word."""
+    try:
+        return RecordMode(mode)
+    except ValueError:
+        raise OptionError(f"unknown record mode '{mode}'",
+                          fix=f"use one of: {', '.join(m.value for m in RecordMode)}") from None
