@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # types only: this module sits below every module that uses a
     from .fixture.answering import FixtureSession
     from .nodes.runs import RunStore
     from .options import Options
-    from .record.stability import Stability
+    from .stability import Stability
 
 OPTIONS_KEY: pytest.StashKey[Options] = pytest.StashKey()
 RUNS_KEY: pytest.StashKey[RunStore] = pytest.StashKey()

@@ -171,7 +171,7 @@ def test_embedded_backends_answer_again_after_aclose(name: str, tmp_path: Any) -
     from pytest_jev.backends.local import make_minilm, make_sparrow
     from pytest_jev.packs import load_pack
     from pytest_jev.record.engine import record_pack_sync
-    from pytest_jev.record.stability import stability
+    from pytest_jev.stability import stability
 
     pack = load_pack(write_pack(tmp_path / "packs", n=4))
     backend = make_sparrow() if name == "sparrow" else make_minilm()

@@ -11,7 +11,7 @@ from servers import LoopbackServer, Reply, Seen, answers_for, ok_reply
 
 from pytest_jev import load_pack
 from pytest_jev.paths import round_path
-from pytest_jev.record.stability import stability
+from pytest_jev.stability import stability
 
 ROUNDS_FLIPPING = {"c-002": {2, 3}, "c-004": {3}}  # case -> rounds whose answers differ from round 1
 

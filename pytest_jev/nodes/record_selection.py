@@ -132,7 +132,7 @@ def _dry_run(tr: Any, options: Options, pack: Pack, cases: list[Case] | None) ->
 
 
 def _record(config: pytest.Config, tr: Any, options: Options, pack: Pack, cases: list[Case] | None) -> None:
-    from ..record.stability import stability  # grades, so imports numpy: only for --jev-repeat
+    from ..stability import stability  # grades, so imports numpy: only for --jev-repeat
 
     spec = options.backend
     assert spec is not None

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..grade import decide
-from ..packs.model import Pack
-from ..paths import round_path
-from ..recording_file import Recording, load_recording
+from .grade import decide
+from .packs.model import Pack
+from .paths import round_path
+from .recording_file import Recording, load_recording
 
 
 @dataclass(frozen=True)
