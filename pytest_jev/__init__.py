@@ -15,32 +15,26 @@ not warn when a test suite has imported it before a pytester run loads it as a p
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import JevError, OptionError, PackError, RecordingError, RecordingNotFound
 from .packs.loader import load_pack
 from .packs.model import Case, Gates, Pack, Question
+from .recording_file import Recording, load_recording
 
 if TYPE_CHECKING:
     from .evaluate import Settings
-    from .recording_file import Recording
     from .run_result import RunResult
 
 __all__ = [
-    "Case", "Gates", "JevError", "OptionError", "Pack", "PackError", "Question", "RecordingError",
+    "Case", "Gates", "JevError", "OptionError", "Pack", "PackError", "Question", "Recording", "RecordingError",
     "RecordingNotFound", "grade_pack", "load_pack", "load_recording",
 ]
 
 
-def load_recording(path: Any) -> Recording:
-    """Read a recording file (jevassert's predictions.jsonl or ours); RecordingError on bad input."""
-    from .recording_file import load_recording as load
-
-    return load(path)
-
-
 def grade_pack(pack: Pack, recording: Recording, settings: Settings | None = None) -> RunResult:
-    """Grade a pack's recording: every metric and gate, as a frozen RunResult (numpy loads here)."""
+    """Grade a pack's recording: every metric and gate, as a frozen RunResult (numpy loads here:
+    grading imports it, and importing this package must stay cheap)."""
     from .evaluate import evaluate
 
     return evaluate(pack, recording, settings).run

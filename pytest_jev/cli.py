@@ -13,12 +13,17 @@ from pathlib import Path
 
 from .errors import JevError
 from .fileio import atomic_write, write_json
+from .packs import load_pack
+from .protocol.merge import merge
+from .registry import index
+from .registry.audit import agreement, read_labels, report_lines, sample, write_blind
+from .registry.datasets import build
+from .registry.gates_files import derived_text, diff, evidence_folder
+from .registry.refresh import refresh
+from .registry.scoreboard import PAGE, stale_problem, write_scoreboard
 
 
 def _audit_sample(args: argparse.Namespace) -> int:
-    from .packs import load_pack
-    from .registry.audit import sample, write_blind
-
     pack = load_pack(args.pack)
     chosen = sample(pack.cases, args.fraction, args.seed)
     out = write_blind(pack, chosen, Path(args.out))
@@ -27,9 +32,6 @@ def _audit_sample(args: argparse.Namespace) -> int:
 
 
 def _audit_kappa(args: argparse.Namespace) -> int:
-    from .packs import load_pack
-    from .registry.audit import agreement, read_labels, report_lines
-
     pack = load_pack(args.pack)
     found = agreement(pack, read_labels(Path(args.labels)))
     if args.json:
@@ -41,8 +43,6 @@ def _audit_kappa(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from .protocol.merge import merge
-
     doc = merge([Path(p) for p in args.reports])
     out = Path(args.out)
     write_json(out, doc)
@@ -51,8 +51,6 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from .registry.datasets import build
-
     built = build(args.name, Path(args.source), Path(args.out), seed=args.seed, size=args.size, force=args.force)
     counts = (", ".join(f"{label} {n}" for label, n in built.sampled.items()) if len(built.sampled) <= 4
               else f"{sum(1 for n in built.sampled.values() if n)} labels")
@@ -62,7 +60,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _harvest(args: argparse.Namespace) -> int:
-    from .registry.harvest import KINDS, run
+    from .registry.harvest import KINDS, run  # grades recordings, so it imports numpy: only this subcommand pays
 
     done = run(Path(args.pack), results_dir=Path(args.results_dir), out=Path(args.out) if args.out else None,
                names=args.backend or (), include_mock=args.include_mock, limit=args.limit,
@@ -84,15 +82,10 @@ def _check_or_write(args: argparse.Namespace, page: Path, stale: Callable[[Path]
 
 
 def _scoreboard(args: argparse.Namespace) -> int:
-    from .registry.scoreboard import PAGE, stale_problem, write_scoreboard
-
     return _check_or_write(args, PAGE, stale_problem, write_scoreboard)
 
 
 def _derive_gates(args: argparse.Namespace) -> int:
-    from .packs import load_pack
-    from .registry.gates_files import derived_text, diff, evidence_folder
-
     pack = load_pack(args.pack)
     root = Path(args.root)
     folder = evidence_folder(pack, root / args.results_dir, args.backend)
@@ -108,14 +101,10 @@ def _derive_gates(args: argparse.Namespace) -> int:
 
 
 def _index(args: argparse.Namespace) -> int:
-    from .registry import index
-
     return _check_or_write(args, Path(index.INDEX), index.stale_problem, index.write)
 
 
 def _refresh(args: argparse.Namespace) -> int:
-    from .registry.refresh import refresh
-
     return refresh(Path(args.root), check=args.check)
 
 

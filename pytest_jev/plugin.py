@@ -1,4 +1,8 @@
-"""pytest hook wiring only: options, collection of packs, recording, outcomes, summary, JSON."""
+"""pytest hook wiring only: options, collection of packs, recording, outcomes, summary, JSON.
+
+The recorder (nodes/record_selection.py, record/) is imported only when a run records or
+estimates (--jev-record, --jev-dry-run); numpy comes with the first pack graded (nodes/runs.py).
+"""
 
 from __future__ import annotations
 
@@ -27,6 +31,9 @@ from .nodes import (
     unfreeze,
 )
 from .packs.model import Pack
+from .protocol.outputs import write
+from .report.json import write_runs
+from .report.terminal import write_summary
 from .stash import MISMATCH_COUNT_KEY, MISMATCH_KEY, OPTIONS_KEY, RUNS_KEY, STABILITY_KEY, WRITTEN_KEY
 from .xdist import XdistBridge
 
@@ -94,7 +101,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     options = config.stash[OPTIONS_KEY]
     if (options.record_mode or options.dry_run) and not hasattr(config, "workerinput") \
             and not config.option.collectonly:
-        from .nodes.record_selection import record_selection, selection_from_items
+        from .nodes.record_selection import record_selection, selection_from_items  # the recorder: only now
 
         try:
             record_selection(config, options, *selection_from_items(session.items))
@@ -140,8 +147,6 @@ def write_protocol_files(runs: list[Any]) -> list[Path]:
     written: list[Path] = []
     for run in runs:
         if run.protocol is not None:
-            from .protocol.outputs import write
-
             written.extend(write(run.protocol, run.pack, run.split))
     return written
 
@@ -185,13 +190,9 @@ class JevReporter:
         stability = [s.as_dict() for s in self.config.stash.get(STABILITY_KEY, [])]
         self.protocol_files = write_protocol_files(runs)
         if path is not None and (runs or stability):
-            from .report.json import write_runs
-
             self.json_written = write_runs(path, runs, stability)
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        from .report.terminal import write_summary
-
         store = self.config.stash[RUNS_KEY]
         per_case, bulk_nodes = self.mismatches(terminalreporter.stats)
         write_summary(terminalreporter, store.results(), per_case, bulk_nodes, self.options,

@@ -192,7 +192,7 @@ class XdistBridge:
         if self.recorded or not (options.record_mode or options.dry_run):
             return
         self.recorded = True
-        from .nodes.record_selection import record_selection, selection_from_nodeids
+        from .nodes.record_selection import record_selection, selection_from_nodeids  # the recorder: only now
 
         try:
             record_selection(self.config, options, selection_from_nodeids(ids, self.config.rootpath))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
 from ..errors import JevError
@@ -24,10 +25,6 @@ def plugin_version() -> str:
 
     Cached: importlib.metadata parses the METADATA file on every call (~0.3 ms).
     """
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover
-        return "0"
     try:
         return version("jev-packs")
     except PackageNotFoundError:

@@ -20,6 +20,7 @@ from ..paths import safe_name
 from ..pricing import FREE, JEV_LIST_PRICE, Price, claude_list_price
 from ..wire import Request
 from .kinds import NEEDS_MODEL_FIX, BackendKind, BackendSpec
+from .llm_prompt import estimate_tokens
 from .model_names import JEV_DEFAULT_MODEL, OPENROUTER_MODEL, SONNET, SONNET_MODEL, folder_name
 
 if TYPE_CHECKING:
@@ -144,8 +145,6 @@ class Anthropic(BackendKind):
         return claude_list_price(SONNET_MODEL if wanted.lower() == SONNET else wanted)
 
     def estimate_tokens(self, request: Request) -> tuple[int, int]:
-        from .llm_prompt import estimate_tokens
-
         return estimate_tokens(request.state, request.questions)
 
 
@@ -174,8 +173,6 @@ class OpenAI(BackendKind):
         return FREE  # a local server
 
     def estimate_tokens(self, request: Request) -> tuple[int, int]:
-        from .llm_prompt import estimate_tokens
-
         return estimate_tokens(request.state, request.questions)
 
 

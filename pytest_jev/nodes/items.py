@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from ..errors import JevError, printable
+from ..rubric import pin_problem
 from ..stash import MISMATCH_COUNT_KEY, MISMATCH_KEY, RUNS_KEY
 from .runs import PackRun
 
@@ -166,7 +167,6 @@ class CheckItem(RunItem):
 
     def _spec(self) -> None:
         """A pinned rubric (pack.yaml `rubric:`) must be the fingerprint of the questions as written."""
-        from ..rubric import pin_problem
 
         problem = pin_problem(self.pack)
         if problem is not None:

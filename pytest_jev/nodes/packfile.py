@@ -14,6 +14,7 @@ from ..errors import JevError, PackError, node_name_part
 from ..fileio import exists, is_regular
 from ..gcpause import gc_paused
 from ..options import Options
+from ..packs import load_pack
 from ..packs.model import Pack
 from ..stash import OPTIONS_KEY
 from .gcpolicy import FREEZE_MIN_CASES, freeze_if_large
@@ -57,8 +58,6 @@ class PackFile(pytest.File):
     one --jev-split names when it is given."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        from ..packs import load_pack
-
         options = self.config.stash[OPTIONS_KEY]
         try:
             pack = load_pack(self.path.parent)

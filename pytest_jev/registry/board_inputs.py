@@ -19,6 +19,7 @@ from typing import Any
 from ..errors import JevError
 from ..fileio import is_regular, loads, read_bytes
 from ..numbers import finite
+from ..packs import load_pack
 from ..paths import backend_json, column_folders
 
 NOT_RESULTS = ("thresholds",)  # <pack>.<name>.json files that are not results of a split
@@ -163,8 +164,6 @@ def _pricing(info: Mapping[str, Any]) -> str:
 # --- the pack -------------------------------------------------------------------------------------
 
 def _load_pack(root: Path, pack_id: str) -> tuple[Any, str | None]:
-    from ..packs import load_pack
-
     folder = root / "packs" / pack_id
     if not is_regular(folder / "pack.yaml"):
         return None, f"no pack folder packs/{pack_id}: the numbers below cannot be checked against a pack version"

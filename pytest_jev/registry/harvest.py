@@ -32,12 +32,15 @@ from typing import Any
 
 from ..backends.catalog import Catalog
 from ..errors import JevError, printable
+from ..evaluate import integrity_problems
 from ..fileio import atomic_write, is_regular
 from ..grade import decide, grade
+from ..packs import load_pack
 from ..packs.model import Case, Pack, Question
 from ..paths import PREDICTIONS_SUFFIX, backend_info, folder_identity, predictions_in
 from ..recording_file import Recording, load_recording
 from ..recording_lookup import recorded_by
+from ..rubric import check as check_rubric
 
 ALL_WRONG, SPLIT = "all-wrong", "split"
 KINDS = (ALL_WRONG, SPLIT)
@@ -143,8 +146,6 @@ def backend_folders(results_dir: Path, pack_id: str, names: Sequence[str] = (),
 def load_backends(pack: Pack, folders: Sequence[Path], results_dir: Path) -> tuple[Backend, ...]:
     """Each folder's recording of the pack, refused unless it belongs to the pack (the rules of
     check[recording]) and unless there are two at least."""
-    from ..evaluate import integrity_problems
-    from ..rubric import check as check_rubric
 
     if len(folders) < 2:
         found = ", ".join(f.name for f in folders) or "none"
@@ -360,7 +361,6 @@ class Written:
 def run(pack_dir: Path, *, results_dir: Path, out: Path | None = None, names: Sequence[str] = (),
         include_mock: bool = False, limit: int | None = None, kinds: Iterable[str] = KINDS) -> Written:
     """Load, compare, write both files (out defaults to <results_dir>/harvest)."""
-    from ..packs import load_pack
 
     if limit is not None and limit < 0:
         raise JevError(f"--limit {limit} is negative", fix="pass --limit N with N >= 0 (rows per Markdown table)")

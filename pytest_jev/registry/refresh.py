@@ -19,6 +19,7 @@ from ..fileio import is_regular
 from ..packs import load_pack
 from ..packs.model import Pack
 from ..paths import column_folders, folder_identity, pack_recording, predictions_in
+from . import index, scoreboard
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,6 @@ def replay(root: Path, column: Column, *, write: bool) -> subprocess.CompletedPr
 
 def refresh(root: Path, *, check: bool, say: Callable[[str], object] = print) -> int:
     """Regenerate (or check) everything; returns the exit status (0 fine, 1 stale or broken)."""
-    from . import index, scoreboard
 
     status = 0
     for column in columns(root):

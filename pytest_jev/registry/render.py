@@ -12,6 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from . import charts
+
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 
@@ -55,7 +57,6 @@ def with_defaults(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 def report_markdown(doc: Mapping[str, Any], title: str = "jev-packs report") -> str:
     """The human report of a results file (also the pack's evidence.md for its pinned model)."""
-    from . import charts
 
     doc = with_defaults(doc)
     detail = doc.get("detail") or {}

@@ -19,7 +19,9 @@ from ..errors import JevError
 from ..fileio import atomic_write, exists, is_regular, loads, read_text
 from ..packs.model import Pack
 from ..paths import backend_info, backend_json, column_folders, predictions_in, safe_name, shown
+from ..recording_file import load_recording
 from ..run_result import RunResult
+from .render import report_markdown
 
 KIND = "jev-packs results"
 # the numbers a results file must share with a replay of its recording
@@ -130,7 +132,6 @@ def sibling_problems(pack: Pack, results_dir: Path, root: Path, skip: Path) -> I
     """Results files of every backend folder for this pack, checked without grading: each
     recording has its results file, and each results file names a recording whose bytes and
     models it still describes."""
-    from ..recording_file import load_recording
 
     for folder in column_folders(results_dir):
         if folder == skip:
@@ -176,7 +177,6 @@ def sync(pack: Pack, run: RunResult, recording: Path, results_dir: Path, root: P
     """Write (write_files) or check a run's results file, its report and, for the pinned model,
     the pack's evidence.md; also check the other backends' results files of the pack (siblings).
     Returns (files written, problems), each problem one line naming the file and the fix."""
-    from .render import report_markdown
 
     folder = results_folder(recording, results_dir, run.recorded_models)
     doc = json.loads(dumps(results_doc(run, recording, folder, root)))  # as a reader of the file sees it

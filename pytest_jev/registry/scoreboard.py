@@ -17,6 +17,7 @@ from typing import Any
 from ..fileio import atomic_write
 from ..paths import SCOREBOARD_PAGE
 from .board import build, pack_digest, pack_ids
+from .render import render
 
 __all__ = ["PAGE", "pack_digest", "pack_stale_problem", "render_scoreboard", "stale_problem", "write_scoreboard"]
 
@@ -60,7 +61,6 @@ def _threshold(value: Any) -> str:
 
 def render_scoreboard(root: Path) -> str:
     """The page of the registry at `root` (its packs/ and results/)."""
-    from .render import render
 
     board = build(Path(root))
     helpers = {"rate": _rate, "interval": _interval, "usd": _usd, "lat": _ms, "pval": _p, "cut": _threshold}
