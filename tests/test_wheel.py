@@ -1,6 +1,8 @@
-"""A wheel built from the repo (not the editable checkout) carries the templates and schemas, and
-renders a report and the scoreboard: the templates live in the top-level templates/ folder and
-reach the package through a link, which only a real build proves is followed."""
+"""A wheel built from the repo (not the editable checkout) carries the templates, schemas, py.typed
+and the built-in backend kinds' entry points, and renders a report and the scoreboard: the
+templates live in the top-level templates/ folder and reach the package through a link, which
+only a real build proves is followed. It is built from a copy of the sources in a temporary
+folder, so the build leaves nothing (build/, *.egg-info) in the checkout."""
 
 from __future__ import annotations
 
@@ -20,15 +22,27 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 def test_an_installed_wheel_renders_reports_and_the_scoreboard(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copyfile(ROOT / name, source / name)
+    shutil.copytree(ROOT / "templates", source / "templates")
+    shutil.copytree(ROOT / "pytest_jev", source / "pytest_jev", symlinks=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))
     built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                            str(ROOT), "-w", str(tmp_path / "wheel")], capture_output=True, text=True, check=False)
+                            str(source), "-w", str(tmp_path / "wheel")], capture_output=True, text=True, check=False)
     assert built.returncode == 0, built.stderr[-3000:]
     [wheel] = (tmp_path / "wheel").glob("jev_packs-*.whl")
-    names = zipfile.ZipFile(wheel).namelist()
+    archive = zipfile.ZipFile(wheel)
+    names = archive.namelist()
     for shipped in ("pytest_jev/templates/report.md.j2", "pytest_jev/templates/scoreboard.html.j2",
                     "pytest_jev/templates/svg.j2", "pytest_jev/protocol/report.schema.json",
-                    "pytest_jev/packs/schema/pack.schema.json"):
+                    "pytest_jev/packs/schema/pack.schema.json", "pytest_jev/py.typed",
+                    "pytest_jev/record/__init__.py"):
         assert shipped in names, shipped
+    [entry_points] = [name for name in names if name.endswith(".dist-info/entry_points.txt")]
+    text = archive.read(entry_points).decode()
+    assert "[jev_packs.backends]" in text and "jev = pytest_jev.backends.builtin:JEV" in text
 
     # "install" it: a venv whose site-packages holds the wheel's files, with the dependencies reached
     # through a .pth line (that folder's own .pth files, the editable install among them, stay unread)
@@ -48,6 +62,8 @@ def test_an_installed_wheel_renders_reports_and_the_scoreboard(tmp_path: Path) -
         for name in ("backend.json", "semantic-drift.predictions.jsonl", "semantic-drift.heldout.json"):
             shutil.copyfile(ROOT / "results" / folder / name, registry / "results" / folder / name)
     script = ("import sys, json, pathlib, pytest_jev\n"
+              "from pytest_jev.backends.catalog import Catalog\n"
+              "assert Catalog().forms()[:2] == ['jev', 'mock'], Catalog().forms()\n"
               "from pytest_jev.registry.render import report_markdown\n"
               "from pytest_jev.registry.scoreboard import write_scoreboard\n"
               "root = pathlib.Path(sys.argv[1])\n"
