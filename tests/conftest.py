@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,8 @@ from typing import Any
 # imported twice in one process, so the heavy modules the plugin imports lazily load here.
 # That is also cheaper: with PYTHONDONTWRITEBYTECODE=1 each in-process run would compile them
 # all again (hypothesis, loaded as a plugin by every inner run, is about 80 modules).
-import hypothesis  # noqa: F401
+import hypothesis
+import hypothesis.configuration
 import jsonschema  # noqa: F401
 import numpy
 import numpy.random  # noqa: F401
@@ -30,6 +32,10 @@ import pytest_jev.report.json
 import pytest_jev.report.terminal  # noqa: F401
 
 COMPAT = Path(__file__).resolve().parents[2] / "shared" / "compat" / "jev-packs"
+
+# hypothesis keeps what it stores (the examples it found, its constants cache) in a folder of the
+# temporary directory, not in the checkout: a test run leaves the checkout as it found it
+hypothesis.configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "jev-packs-hypothesis")
 
 # The pytest runs these tests start (pytester, in process or not, and plain subprocesses) load the
 # plugins under test, not hypothesis' and anyio's: those two cost ~2 s of a 3 s subprocess run here.
