@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
-from ..fileio import loads, read_text
+from ..fileio import atomic_write, loads, read_text
 from ..packs.model import Case, Pack
 
 
@@ -32,10 +32,9 @@ def sample(cases: Sequence[Case], fraction: float, seed: int) -> list[Case]:
 
 def write_blind(pack: Pack, cases: Sequence[Case], out: Path) -> Path:
     """The annotator's folder: pack.yaml as it is, and blind.jsonl with id and state only."""
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "pack.yaml").write_bytes(pack.pack_file.read_bytes())
+    atomic_write(out / "pack.yaml", pack.pack_file.read_bytes())
     lines = [json.dumps({"id": case.id, "state": dict(case.state)}, ensure_ascii=False) for case in cases]
-    (out / "blind.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    atomic_write(out / "blind.jsonl", ("\n".join(lines) + "\n").encode("utf-8"))
     return out
 
 
