@@ -1,6 +1,7 @@
 """The registry's own packs keep the rules a registry pack promises (issue: label quality as a
 number): balanced labels, abstention in the gold, no repeated state, an audit in the README,
-both embedded recordings committed, and gates no looser than the sparrow evidence gives."""
+count tables in the README that agree with the cases, both embedded recordings committed, and
+gates no looser than the sparrow evidence gives."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from readme_counts import check as recount
 
 from conftest import COMPAT
 from pytest_jev.packs import load_pack
@@ -63,6 +65,32 @@ def test_readme_states_guidelines_distribution_and_kappa_per_question(pack: Pack
         # a row of the audit table: | `qid` | n | agreement | kappa | ...
         assert re.search(rf"^\|\s*`?{qid}`?\s*\|\s*\d+\s*\|\s*[01]\.\d+\s*\|\s*-?[01]\.\d+", readme, re.M), qid
     assert (pack.path / "CHANGELOG.md").is_file()
+
+
+def test_readme_count_tables_agree_with_the_cases(pack: Pack) -> None:
+    """Every label-distribution, cross and split table of the README, recounted from the cases."""
+    problems, checked = recount(pack, (pack.path / "README.md").read_text(encoding="utf-8"))
+    assert checked, f"{pack.id}: no count table of a known shape in README.md (tests/readme_counts.py)"
+    assert problems == []
+
+
+def test_the_recount_names_a_cell_that_disagrees() -> None:
+    """The table moderation 0.1.1 left behind (md-0488 moved from allow/low to allow/none)."""
+    pack = load_pack(ROOT / "packs" / "moderation")
+    stale = ("| action \\ severity | none | low | medium | high | critical | unknown |\n"
+             "|---|---|---|---|---|---|---|\n"
+             "| `allow` | 117 | 68 | – | – | – | – |\n"
+             "| `unknown` | – | – | – | – | – | 27 |\n")
+    problems, checked = recount(pack, stale)
+    assert checked == [1]
+    assert problems == ["README.md:3: action allow x severity none: 117 written, 118 in the cases",
+                        "README.md:3: action allow x severity low: 68 written, 67 in the cases",
+                        "README.md:1: action escalate: no row, 52 cases",
+                        "README.md:1: action label: no row, 41 cases",
+                        "README.md:1: action remove: no row, 244 cases",
+                        "README.md:1: action restrict: no row, 26 cases"]
+    share = "| question | label | cases | share |\n|---|---|---|---|\n| `severity` | `none` | 118 | 20.3% |\n"
+    assert recount(pack, share)[0] == ["README.md:3: severity none: share 20.3% written, 20.52% in the cases"]
 
 
 @pytest.mark.parametrize("backend", EMBEDDED)
