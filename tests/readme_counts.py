@@ -116,8 +116,8 @@ def _distribution(pack: Pack, table: Table) -> Found | None:
             return None
         if int(match.group(1)) != count:
             found.append((line, f"{qid} {label}: {match.group(1)} written, {count} in the cases"))
-        share = match.group(2) or (SHARE.match(cells[3]).group(1)  # type: ignore[union-attr]
-                                   if len(cells) > 3 and SHARE.match(cells[3]) else None)
+        column = SHARE.match(cells[3]) if len(cells) > 3 else None
+        share = match.group(2) or (column.group(1) if column else None)
         if share is not None and not _share_ok(share, count, total):
             found.append((line, f"{qid} {label}: share {share}% written, {100 * count / total:.2f}% in the cases"))
     return found
@@ -193,26 +193,17 @@ def _per_split(pack: Pack, table: Table) -> Found | None:
         values = list(cells[1:])
         if gold_column:
             gold, values = _bare(values[0]), values[1:]
-        if row == "cases":
-            def member(case: Case) -> bool:
-                return True
-        elif by_tag:
-            def member(case: Case, tag: str = row) -> bool:
-                return tag in case.tags
-            if gold_column:
-                golds = {_label(c, q) for c in pack.cases if row in c.tags for q in pack.questions}
-                if golds != {gold}:
-                    found.append((line, f"tag {row}: gold {gold} written, {sorted(golds)} in the cases"))
-        elif row in pack.questions[first].labels:
-            def member(case: Case, label: str = row, qid: str = first) -> bool:
-                return _label(case, qid) == label
-        else:
+        if by_tag and row != "cases" and gold_column:
+            golds = {_label(c, q) for c in pack.cases if row in c.tags for q in pack.questions}
+            if golds != {gold}:
+                found.append((line, f"tag {row}: gold {gold} written, {sorted(golds)} in the cases"))
+        if not (row == "cases" or by_tag or row in pack.questions[first].labels):
             return None
         for (split, locale), cases, cell in zip(columns, groups, values):
             match = COUNT.match(cell)
             if match is None:
                 return None
-            count = sum(1 for case in cases if member(case))
+            count = sum(1 for case in cases if _member(case, row, by_tag, first))
             where = "all" if split == "all" else f"{split} {locale}"
             if int(match.group(1)) != count:
                 found.append((line, f"{row} in {where}: {match.group(1)} written, {count} in the cases"))
@@ -220,6 +211,13 @@ def _per_split(pack: Pack, table: Table) -> Found | None:
                 found.append((line, f"{row} in {where}: share {match.group(2)}% written, "
                                     f"{100 * count / len(cases):.1f}% in the cases"))
     return found
+
+
+def _member(case: Case, row: str, by_tag: bool, qid: str) -> bool:
+    """Whether a case counts in a row of a split table: every case, a tag's, or a label's."""
+    if row == "cases":
+        return True
+    return row in case.tags if by_tag else _label(case, qid) == row
 
 
 def _split_files(pack: Pack, table: Table) -> Found | None:

@@ -93,6 +93,23 @@ def test_the_recount_names_a_cell_that_disagrees() -> None:
     assert recount(pack, share)[0] == ["README.md:3: severity none: share 20.3% written, 20.52% in the cases"]
 
 
+def test_the_recount_reads_split_and_tag_tables() -> None:
+    """A spec-1 pack's tables by split and locale: a wrong cell, a wrong share, a tag's gold."""
+    pack = load_pack(ROOT / "packs" / "semantic-drift")
+    wrong = ("| `drift` | heldout vi | heldout en | all |\n|---|---|---|---|\n"
+             "| true | 17 (50%) | 16 (50%) | 34 (49%) |\n\n"
+             "| tag | gold | heldout vi | heldout en | all |\n|---|---|---|---|---|\n"
+             "| `aligned` | true | 8 | 8 | 16 |\n\n"
+             "| split | file | cases | use |\n|---|---|---|---|\n"
+             "| `heldout` | `heldout.jsonl` | 68 (34 vi + 33 en) | frozen |\n")
+    problems, checked = recount(pack, wrong)
+    assert checked == [1, 5, 9]
+    assert problems == ["README.md:3: true in heldout en: 16 written, 17 in the cases",
+                        "README.md:3: true in all: share 49% written, 50.0% in the cases",
+                        "README.md:7: tag aligned: gold true written, ['false'] in the cases",
+                        "README.md:11: split heldout: 33 en written, 34 in heldout.jsonl"]
+
+
 @pytest.mark.parametrize("backend", EMBEDDED)
 def test_both_embedded_recordings_are_committed_and_complete(pack: Pack, backend: str) -> None:
     path = ROOT / "results" / backend / f"{pack.id}.predictions.jsonl"
