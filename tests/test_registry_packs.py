@@ -110,6 +110,16 @@ def test_the_recount_reads_split_and_tag_tables() -> None:
                         "README.md:11: split heldout: 33 en written, 34 in heldout.jsonl"]
 
 
+def test_the_changelog_says_where_the_gates_come_from(pack: Pack) -> None:
+    """A pack that ships gates.yaml says so in its CHANGELOG, naming the evidence folder the gates
+    were derived from (the older entries said no gates.yaml ships, long after one did)."""
+    gates = (pack.path / "gates.yaml").read_text(encoding="utf-8")
+    folder = re.search(r"^# Derived from the evidence in: (\S+)$", gates, re.M)
+    assert folder, f"{pack.id}: gates.yaml does not name its evidence folder"
+    changelog = (pack.path / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"`{folder.group(1)}`" in " ".join(changelog.split()), f"{pack.id}: CHANGELOG.md never names {folder[1]}"
+
+
 @pytest.mark.parametrize("backend", EMBEDDED)
 def test_both_embedded_recordings_are_committed_and_complete(pack: Pack, backend: str) -> None:
     path = ROOT / "results" / backend / f"{pack.id}.predictions.jsonl"
