@@ -15,7 +15,7 @@ names each cell that disagrees. The shapes it knows:
   `N` or `N (x%)`, with a `**cases**` row for the column sizes.
 
 Counts are recomputed, shares too (as many decimals as written; a share is of the question's
-cases, or of the column's in a split table). A table of no known shape is left alone; `tables()`
+cases, or of the column's in a split table). A table of no known shape is left alone; `check()`
 says which ones were checked, so a test can insist that each pack has some.
 """
 
