@@ -16,12 +16,15 @@ from .errors import JevError
 
 def _audit_sample(args: argparse.Namespace) -> int:
     from .packs import load_pack
-    from .registry.audit import sample, write_blind
+    from .registry.audit import read_ids, sample, write_blind
 
     pack = load_pack(args.pack)
-    chosen = sample(pack.cases, args.fraction, args.seed)
+    known = {case.id for case in pack.cases}
+    excluded = set().union(*(read_ids(Path(file), known) for file in args.exclude))
+    chosen = sample(pack.cases, args.fraction, args.seed, excluded)
     out = write_blind(pack, chosen, Path(args.out))
-    print(f"{len(chosen)} of {len(pack.cases)} cases of {pack.id} (seed {args.seed}) written to {out / 'blind.jsonl'}")
+    drawn = f"the {len(pack.cases) - len(excluded)} not excluded" if excluded else f"{len(pack.cases)}"
+    print(f"{len(chosen)} of {drawn} cases of {pack.id} (seed {args.seed}) written to {out / 'blind.jsonl'}")
     return 0
 
 
@@ -129,6 +132,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("pack")
     s.add_argument("--fraction", type=float, default=0.2)
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--exclude", action="append", default=[], metavar="FILE",
+                   help="a labels.jsonl or blind.jsonl of an earlier round: its cases are left out of the draw, "
+                        "the sample keeps the size --fraction gives for the whole pack (repeatable)")
     s.add_argument("--out", required=True)
     s.set_defaults(run=_audit_sample)
     k = steps.add_parser("kappa", help="Cohen's kappa per question against the annotator's labels")
