@@ -16,7 +16,7 @@ from .fileio import atomic_write, write_json
 from .packs import load_pack
 from .protocol.merge import merge
 from .registry import index
-from .registry.audit import agreement, read_labels, report_lines, sample, write_blind
+from .registry.audit import agreement, read_ids, read_labels, report_lines, sample, write_blind
 from .registry.datasets import build
 from .registry.gates_files import derived_text, diff, evidence_folder
 from .registry.refresh import refresh
@@ -25,9 +25,12 @@ from .registry.scoreboard import PAGE, stale_problem, write_scoreboard
 
 def _audit_sample(args: argparse.Namespace) -> int:
     pack = load_pack(args.pack)
-    chosen = sample(pack.cases, args.fraction, args.seed)
+    known = {case.id for case in pack.cases}
+    excluded = set().union(*(read_ids(Path(file), known) for file in args.exclude))
+    chosen = sample(pack.cases, args.fraction, args.seed, excluded)
     out = write_blind(pack, chosen, Path(args.out))
-    print(f"{len(chosen)} of {len(pack.cases)} cases of {pack.id} (seed {args.seed}) written to {out / 'blind.jsonl'}")
+    drawn = f"the {len(pack.cases) - len(excluded)} not excluded" if excluded else f"{len(pack.cases)}"
+    print(f"{len(chosen)} of {drawn} cases of {pack.id} (seed {args.seed}) written to {out / 'blind.jsonl'}")
     return 0
 
 
@@ -117,6 +120,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("pack")
     s.add_argument("--fraction", type=float, default=0.2)
     s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--exclude", action="append", default=[], metavar="FILE",
+                   help="a labels.jsonl or blind.jsonl of an earlier round: its cases are left out of the draw, "
+                        "the sample keeps the size --fraction gives for the whole pack (repeatable)")
     s.add_argument("--out", required=True)
     s.set_defaults(run=_audit_sample)
     k = steps.add_parser("kappa", help="Cohen's kappa per question against the annotator's labels")

@@ -58,3 +58,22 @@ def intervals(probs, corrects, b, seed=0):
     pairs = list(zip(probs, corrects))
     e = bootstrap(pairs, lambda s: ece([p for p, _ in s], [c for _, c in s]), b, seed)
     return acc, e
+
+
+def cohen_kappa(first, second):
+    """Cohen's kappa from the confusion matrix of two label lists (any hashable labels):
+    (p_o - p_e) / (1 - p_e), with p_e from the two raters' marginal shares; 1.0 when both
+    gave one and the same label throughout."""
+    labels = sorted(set(first) | set(second), key=repr)
+    index = {label: i for i, label in enumerate(labels)}
+    matrix = [[0] * len(labels) for _ in labels]
+    for a, b in zip(first, second):
+        matrix[index[a]][index[b]] += 1
+    n = len(first)
+    observed = sum(matrix[i][i] for i in range(len(labels))) / n
+    rows = [sum(row) for row in matrix]
+    cols = [sum(matrix[i][j] for i in range(len(labels))) for j in range(len(labels))]
+    expected = sum(r * c for r, c in zip(rows, cols)) / (n * n)
+    if expected == 1.0:
+        return 1.0
+    return (observed - expected) / (1 - expected)

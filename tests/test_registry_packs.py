@@ -1,6 +1,7 @@
 """The registry's own packs keep the rules a registry pack promises (issue: label quality as a
 number): balanced labels, abstention in the gold, no repeated state, an audit in the README,
-both embedded recordings committed, and gates no looser than the sparrow evidence gives."""
+count tables in the README that agree with the cases, both embedded recordings committed, and
+gates no looser than the sparrow evidence gives."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from readme_counts import check as recount
 
 from conftest import COMPAT
 from pytest_jev.packs import load_pack
@@ -63,6 +65,61 @@ def test_readme_states_guidelines_distribution_and_kappa_per_question(pack: Pack
         # a row of the audit table: | `qid` | n | agreement | kappa | ...
         assert re.search(rf"^\|\s*`?{qid}`?\s*\|\s*\d+\s*\|\s*[01]\.\d+\s*\|\s*-?[01]\.\d+", readme, re.M), qid
     assert (pack.path / "CHANGELOG.md").is_file()
+
+
+def test_readme_count_tables_agree_with_the_cases(pack: Pack) -> None:
+    """Every label-distribution, cross and split table of the README, recounted from the cases."""
+    problems, checked = recount(pack, (pack.path / "README.md").read_text(encoding="utf-8"))
+    assert checked, f"{pack.id}: no count table of a known shape in README.md (tests/readme_counts.py)"
+    assert problems == []
+
+
+def test_the_recount_names_a_cell_that_disagrees() -> None:
+    """The table moderation 0.1.1 left behind (md-0488 moved from allow/low to allow/none), its
+    unknown row as 0.1.2 left it (0.2.0 moved md-0319 from unknown/unknown to allow/none)."""
+    pack = load_pack(ROOT / "packs" / "moderation")
+    stale = ("| action \\ severity | none | low | medium | high | critical | unknown |\n"
+             "|---|---|---|---|---|---|---|\n"
+             "| `allow` | 118 | 68 | – | – | – | – |\n"
+             "| `unknown` | – | – | – | – | – | 27 |\n")
+    problems, checked = recount(pack, stale)
+    assert checked == [1]
+    assert problems == ["README.md:3: action allow x severity none: 118 written, 119 in the cases",
+                        "README.md:3: action allow x severity low: 68 written, 67 in the cases",
+                        "README.md:4: action unknown x severity unknown: 27 written, 26 in the cases",
+                        "README.md:1: action escalate: no row, 52 cases",
+                        "README.md:1: action label: no row, 41 cases",
+                        "README.md:1: action remove: no row, 244 cases",
+                        "README.md:1: action restrict: no row, 26 cases"]
+    share = "| question | label | cases | share |\n|---|---|---|---|\n| `severity` | `none` | 119 | 20.5% |\n"
+    assert recount(pack, share)[0] == ["README.md:3: severity none: share 20.5% written, 20.70% in the cases"]
+
+
+def test_the_recount_reads_split_and_tag_tables() -> None:
+    """A spec-1 pack's tables by split and locale: a wrong cell, a wrong share, a tag's gold."""
+    pack = load_pack(ROOT / "packs" / "semantic-drift")
+    wrong = ("| `drift` | heldout vi | heldout en | all |\n|---|---|---|---|\n"
+             "| true | 17 (50%) | 16 (50%) | 34 (49%) |\n\n"
+             "| tag | gold | heldout vi | heldout en | all |\n|---|---|---|---|---|\n"
+             "| `aligned` | true | 8 | 8 | 16 |\n\n"
+             "| split | file | cases | use |\n|---|---|---|---|\n"
+             "| `heldout` | `heldout.jsonl` | 68 (34 vi + 33 en) | frozen |\n")
+    problems, checked = recount(pack, wrong)
+    assert checked == [1, 5, 9]
+    assert problems == ["README.md:3: true in heldout en: 16 written, 17 in the cases",
+                        "README.md:3: true in all: share 49% written, 50.0% in the cases",
+                        "README.md:7: tag aligned: gold true written, ['false'] in the cases",
+                        "README.md:11: split heldout: 33 en written, 34 in heldout.jsonl"]
+
+
+def test_the_changelog_says_where_the_gates_come_from(pack: Pack) -> None:
+    """A pack that ships gates.yaml says so in its CHANGELOG, naming the evidence folder the gates
+    were derived from (the older entries said no gates.yaml ships, long after one did)."""
+    gates = (pack.path / "gates.yaml").read_text(encoding="utf-8")
+    folder = re.search(r"^# Derived from the evidence in: (\S+)$", gates, re.M)
+    assert folder, f"{pack.id}: gates.yaml does not name its evidence folder"
+    changelog = (pack.path / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"`{folder.group(1)}`" in " ".join(changelog.split()), f"{pack.id}: CHANGELOG.md never names {folder[1]}"
 
 
 @pytest.mark.parametrize("backend", EMBEDDED)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,13 +21,43 @@ from ..fileio import atomic_write, loads, read_text
 from ..packs.model import Case, Pack
 
 
-def sample(cases: Sequence[Case], fraction: float, seed: int) -> list[Case]:
-    """A seeded random sample of at least `fraction` of the cases (rounded up), in file order."""
+def sample(cases: Sequence[Case], fraction: float, seed: int,
+           exclude: Collection[str] = frozenset()) -> list[Case]:
+    """A seeded random sample of at least `fraction` of the cases (rounded up), in file order.
+
+    With `exclude` (case ids, e.g. an earlier round's sample) the draw is over the other
+    cases, in file order, and keeps its size: `fraction` of the WHOLE pack, so a second
+    round is as large as the first and shares no case with it."""
     if not 0 < fraction <= 1:
         raise JevError(f"fraction {fraction} is not in (0, 1]", fix="pass --fraction 0.2 for a 20% sample")
     k = max(1, -(-round(fraction * len(cases) * 1000) // 1000))
-    chosen = set(random.Random(seed).sample(range(len(cases)), min(k, len(cases))))
-    return [case for i, case in enumerate(cases) if i in chosen]
+    rest = [case for case in cases if case.id not in exclude]
+    if not rest:
+        raise JevError(f"every one of the {len(cases)} cases is excluded, none is left to sample",
+                       fix="exclude fewer files")
+    chosen = set(random.Random(seed).sample(range(len(rest)), min(k, len(rest))))
+    return [case for i, case in enumerate(rest) if i in chosen]
+
+
+def read_ids(path: Path, known: Collection[str]) -> set[str]:
+    """The case ids of a labels.jsonl or blind.jsonl (one {"id": ...} per line), every one
+    a case of the pack (`known`)."""
+    out: set[str] = set()
+    for number, line in enumerate(read_text(path, JevError).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            doc = loads(line)
+        except ValueError as exc:
+            raise JevError(f"not valid JSON ({exc})", file=path, line=number) from None
+        if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
+            raise JevError('each line is {"id": ..., ...}', file=path, line=number,
+                           fix="pass a labels.jsonl or blind.jsonl of an earlier audit")
+        if doc["id"] not in known:
+            raise JevError(f"case id {doc['id']!r} is not a case of this pack", file=path, line=number,
+                           fix="exclude a file made for this pack")
+        out.add(doc["id"])
+    return out
 
 
 def write_blind(pack: Pack, cases: Sequence[Case], out: Path) -> Path:
