@@ -41,12 +41,11 @@ def _audit_kappa(args: argparse.Namespace) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     from .protocol.merge import merge
-    from .record.journal import write_json
 
-    doc = merge([Path(p) for p in args.reports])
-    out = Path(args.out)
-    write_json(out, doc)
-    print(f"merged {len(args.reports)} reports of {doc['pack']} ({doc['split']}, {doc['mode']}) into {out}")
+    comparison = merge([Path(p) for p in args.reports])
+    out = comparison.write(Path(args.out))
+    print(f"merged {len(args.reports)} reports of {comparison.pack} ({comparison.split}, {comparison.mode}) "
+          f"into {out}")
     return 0
 
 

@@ -26,7 +26,7 @@ def test_an_installed_wheel_renders_reports_and_the_scoreboard(tmp_path: Path) -
     [wheel] = (tmp_path / "wheel").glob("jev_packs-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for shipped in ("pytest_jev/templates/report.md.j2", "pytest_jev/templates/scoreboard.html.j2",
-                    "pytest_jev/templates/svg.j2", "pytest_jev/protocol/report.schema.json",
+                    "pytest_jev/templates/svg.j2", "pytest_jev/formats/schema/protocol-report.schema.json",
                     "pytest_jev/packs/schema/pack.schema.json"):
         assert shipped in names, shipped
 
