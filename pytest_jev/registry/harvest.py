@@ -32,6 +32,7 @@ from typing import Any
 
 from ..errors import JevError, printable
 from ..files import is_regular
+from ..formats.recording_line import RecordingLine
 from ..grade import decide, grade
 from ..layout import PREDICTIONS_SUFFIX, backend_info, folder_identity, predictions_in
 from ..packs.model import Case, Pack, Question
@@ -162,12 +163,12 @@ def load_backends(pack: Pack, folders: Sequence[Path], results_dir: Path) -> tup
 
 # -- comparing --------------------------------------------------------------------------------
 
-def vote(question: Question, line: Mapping[str, Any] | None) -> Vote:
+def vote(question: Question, line: RecordingLine | None) -> Vote:
     """A backend's answer to `question` read as grading reads it."""
-    if line is None or line.get("error") or line.get("answers") is None:
+    answers = line.answers if line is not None else None
+    if line is None or line.error or answers is None:
         return Vote(ERROR)
-    answers = line["answers"]
-    answer = answers.get(question.id) if isinstance(answers, dict) else None
+    answer = answers.get(question.id)
     decided = decide(question, answer) if isinstance(answer, dict) else None
     if decided is None:
         return Vote(UNUSABLE)
