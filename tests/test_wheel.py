@@ -48,12 +48,13 @@ def test_an_installed_wheel_renders_reports_and_the_scoreboard(tmp_path: Path) -
         for name in ("backend.json", "semantic-drift.predictions.jsonl", "semantic-drift.heldout.json"):
             shutil.copyfile(ROOT / "results" / folder / name, registry / "results" / folder / name)
     script = ("import sys, json, pathlib, pytest_jev\n"
+              "from pytest_jev.formats.run_json import ResultsFile\n"
               "from pytest_jev.registry.render import report_markdown\n"
               "from pytest_jev.registry.scoreboard import write_scoreboard\n"
               "root = pathlib.Path(sys.argv[1])\n"
               "doc = json.loads((root / 'results/sparrow-0.2.0-nano-general-v1.1/semantic-drift.heldout.json')"
               ".read_text())\n"
-              "print(json.dumps({'module': pytest_jev.__file__, 'report': report_markdown(doc),"
+              "print(json.dumps({'module': pytest_jev.__file__, 'report': report_markdown(ResultsFile.from_json(doc)),"
               " 'page': str(write_scoreboard(root))}))\n")
     # a PYTHONPATH naming a checkout would shadow the wheel's copy: the installed venv runs without one
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}

@@ -207,23 +207,25 @@ class Detail:
     reliability: tuple[ReliabilityBin, ...] = ()
     curve: tuple[CurvePoint, ...] = ()
     locales: Mapping[str, LocaleNumbers] = field(default_factory=dict)
-    questions: tuple[str, ...] = ()
-    correct: Mapping[str, str] = field(default_factory=dict)  # case id -> marks
+    questions: tuple[str, ...] | None = None  # None: not given
+    correct: Mapping[str, str] | None = None  # case id -> marks; None: not given
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Detail:
         bins = (ReliabilityBin.from_json(b) for b in _objects(doc.get("reliability")))
         points = (CurvePoint.from_json(p) for p in _objects(doc.get("curve")))
+        questions, correct = doc.get("questions"), doc.get("correct")
         return cls(tuple(b for b in bins if b is not None), tuple(p for p in points if p is not None),
                    {name: LocaleNumbers.from_json(n) for name, n in v.mapping(doc.get("locales")).items()
                     if isinstance(n, Mapping)},
-                   v.strings(doc.get("questions")),
-                   {cid: str(marks) for cid, marks in v.mapping(doc.get("correct")).items()})
+                   v.strings(questions) if isinstance(questions, list) else None,
+                   {cid: str(marks) for cid, marks in correct.items()} if isinstance(correct, Mapping) else None)
 
     def to_json(self) -> dict[str, Any]:
         return {"reliability": [b.to_json() for b in self.reliability], "curve": [p.to_json() for p in self.curve],
                 "locales": {name: n.to_json() for name, n in self.locales.items()},
-                "questions": list(self.questions), "correct": dict(self.correct)}
+                "questions": list(self.questions) if self.questions is not None else None,
+                "correct": dict(self.correct) if self.correct is not None else None}
 
 
 def _objects(value: Any) -> list[Mapping[str, Any]]:
@@ -316,7 +318,7 @@ class RunNumbers:
                                 if isinstance(threshold_coverage, Mapping) else None),
             gates=tuple(GateEntry.from_json(g) for g in _objects(doc.get("gates"))),
             pricing=Pricing.from_json(pricing) if isinstance(pricing, Mapping) else None,
-            detail=Detail.from_json(detail) if isinstance(detail, Mapping) else None)
+            detail=Detail.from_json(detail) if isinstance(detail, Mapping) and detail else None)  # {}: none
         return out
 
     def numbers_json(self) -> dict[str, Any]:
