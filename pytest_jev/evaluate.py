@@ -9,7 +9,7 @@ the decoded lines) and `finish` (numpy metrics, bootstrap, gates).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ import numpy as np
 from . import metrics
 from .backends.registry import JEV_LIST_PRICE
 from .bulk import gc_paused
+from .formats.protocol_json import ProtocolRun, Thresholds
 from .gates import evaluate_gates
 from .grade import Graded, grade
 from .packs.model import Case, Pack
@@ -54,7 +55,7 @@ class ProtocolSetup:
     folder: Path  # where thresholds, reports and per-sample results live (the recording's folder)
     target_precision: float = 0.9
     min_covered: int = 10
-    frozen: Mapping[str, Any] | None = None  # held-out: the tune run's thresholds.json
+    frozen: Thresholds | None = None  # held-out: the tune run's thresholds.json
     problems: tuple[str, ...] = ()
 
 
@@ -211,7 +212,7 @@ def finish(prep: Prepared, *, apart: bool = False) -> PackResult:
     return PackResult(pack, prep.recording_path, graded, run, prep.problems)
 
 
-def protocol_result(prep: Prepared, setup: ProtocolSetup, run: RunResult) -> dict[str, Any]:
+def protocol_result(prep: Prepared, setup: ProtocolSetup, run: RunResult) -> ProtocolRun:
     """A protocol run's report, the thresholds a tune run freezes, and the per-sample results."""
     from .protocol.report import build, thresholds_for, tune_all
     from .protocol.thresholds import thresholds_doc
@@ -220,14 +221,12 @@ def protocol_result(prep: Prepared, setup: ProtocolSetup, run: RunResult) -> dic
     identity = run_identity(prep, run)
     tuned = tune_all(pack, prep.samples, setup.target_precision, setup.min_covered) if setup.role == "tune" else None
     thresholds, source = thresholds_for(setup.role, pack, prep.samples, setup.frozen, tuned)
-    return {
-        "role": setup.role, "folder": str(setup.folder), "problems": list(setup.problems),
-        "report": build(identity, pack, prep.samples, thresholds, source,
-                        (run.cost.price_input, run.cost.price_output)),
-        "thresholds": (thresholds_doc(identity, tuned, setup.target_precision, setup.min_covered)
-                       if tuned is not None else None),
-        "results": [sample.to_json() for sample in prep.samples],
-    }
+    return ProtocolRun(
+        role=setup.role, folder=str(setup.folder), problems=tuple(setup.problems),
+        report=build(identity, pack, prep.samples, thresholds, source, (run.cost.price_input, run.cost.price_output)),
+        thresholds=(thresholds_doc(identity, tuned, setup.target_precision, setup.min_covered)
+                    if tuned is not None else None),
+        results=tuple(sample.to_line() for sample in prep.samples))
 
 
 def run_identity(prep: Prepared, run: RunResult) -> dict[str, Any]:

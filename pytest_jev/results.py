@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .formats.protocol_json import ProtocolRun
+from .formats.run_json import Detail
 from .gates import GateResult
 
 Interval = tuple[float, float]
@@ -171,8 +173,8 @@ class RunResult:
     gates_skipped: bool = False
     rubric: str = ""  # the pack's rubric fingerprint (sha256 of its questions as sent)
     rubric_status: str = "unchecked"  # ok | drift | unchecked: the recording's wording against it
-    protocol: dict[str, Any] | None = None  # a tune or held-out run: report, thresholds, per-sample results
-    detail: dict[str, Any] | None = None  # for the registry: reliability bins, curve, locales, per-case marks
+    protocol: ProtocolRun | None = None  # a tune or held-out run: report, thresholds, per-sample results
+    detail: Detail | None = None  # for the registry: reliability bins, curve, locales, per-case marks
 
     @property
     def key(self) -> RunKey:
@@ -212,8 +214,8 @@ class RunResult:
             "unknown_case_ids": list(self.unknown_case_ids), "mode": self.mode,
             "mismatches": [m.to_json() for m in self.mismatches],
             "rubric": self.rubric, "rubric_status": self.rubric_status,
-            **({"protocol": self.protocol} if self.protocol is not None else {}),
-            **({"detail": self.detail} if self.detail is not None else {}),
+            **({"protocol": self.protocol.to_json()} if self.protocol is not None else {}),
+            **({"detail": self.detail.to_json()} if self.detail is not None else {}),
         }
 
     @classmethod
@@ -243,5 +245,6 @@ class RunResult:
             mismatches=tuple(Mismatch(**m) for m in doc["mismatches"]),
             gates=tuple(GateResult.from_json(g) for g in doc["gates"]), gates_skipped=doc["gates_skipped"],
             rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
-            protocol=doc.get("protocol"), detail=doc.get("detail"),
+            protocol=ProtocolRun.from_json(doc["protocol"]) if doc.get("protocol") is not None else None,
+            detail=Detail.from_json(doc["detail"]) if doc.get("detail") is not None else None,
         )

@@ -213,7 +213,7 @@ class ProtocolReport(Identity):
     kind: str | None = None
     protocol_version: int | None = None
     thresholds_source: str | None = None  # tuned on this split | frozen thresholds.json ... | pack.yaml thresholds
-    samples: ReportSamples | None = None
+    samples: ReportSamples = field(default_factory=lambda: ReportSamples(None, None, None, {}))
     questions: Mapping[str, ReportQuestion] = field(default_factory=dict)
     note: str | None = None  # mock runs: what the numbers do not say
     order: tuple[str, ...] = ()
@@ -224,14 +224,14 @@ class ProtocolReport(Identity):
         return cls(**cls.identity_of(doc), kind=v.string(doc.get("kind")),
                    protocol_version=v.integer(doc.get("protocol_version")),
                    thresholds_source=v.string(doc.get("thresholds_source")),
-                   samples=ReportSamples.from_json(doc["samples"]) if isinstance(doc.get("samples"), Mapping) else None,
+                   samples=ReportSamples.from_json(doc.get("samples")),
                    questions={qid: ReportQuestion.from_json(q) for qid, q in v.mapping(doc.get("questions")).items()},
                    note=v.string(doc.get("note")), order=tuple(doc), extra=v.extra_keys(doc, cls.KEYS))
 
     def to_json(self) -> dict[str, Any]:
         known = {"kind": self.kind, **self.identity_json(), "protocol_version": self.protocol_version,
                  "thresholds_source": self.thresholds_source,
-                 "samples": self.samples.to_json() if self.samples else None,
+                 "samples": self.samples.to_json(),
                  "questions": {qid: q.to_json() for qid, q in self.questions.items()}}
         if self.note is not None:
             known["note"] = self.note
@@ -439,7 +439,7 @@ class ComparedBackend:
     @classmethod
     def of(cls, report: ProtocolReport, path: str) -> ComparedBackend:
         return cls(report.backend, report.served_models, path, report.thresholds_source,
-                   report.samples or ReportSamples(None, None, None, {}),
+                   report.samples,
                    {qid: {locale: ComparedSlice.of(s) for locale, s in q.locales.items()}
                     for qid, q in report.questions.items()})
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..formats.protocol_json import SampleLine
 from ..formats.recording_line import RecordingLine
 from ..grade import Graded, decide
 from ..packs.model import Case, Pack, Question
@@ -41,6 +42,10 @@ class Sample:
     input_tokens: int | None
     output_tokens: int | None
     answers: Mapping[str, Answered] = field(default_factory=dict)  # questions with a usable answer
+
+    def to_line(self) -> SampleLine:
+        """The sample as a line of results.<split>.jsonl."""
+        return SampleLine.from_json(self.to_json())
 
     def to_json(self) -> dict[str, Any]:
         """A line of results.<split>.jsonl (no state content)."""
