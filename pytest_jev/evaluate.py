@@ -12,14 +12,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import metrics
 from .backends.registry import JEV_LIST_PRICE
 from .bulk import gc_paused
-from .formats.protocol_json import ProtocolRun, Thresholds
 from .gates import evaluate_gates
 from .grade import Graded, grade
 from .packs.model import Case, Pack
@@ -30,6 +29,9 @@ from .protocol.samples import build as build_samples
 from .protocol.stats import nearest_rank
 from .recording_file import Recording
 from .results import AuthorCoverage, Cost, CoverageRow, Latency, Mismatch, QuestionResult, RunResult, Suggestion
+
+if TYPE_CHECKING:
+    from .formats.protocol_json import ProtocolRun, Thresholds
 
 JEV_PRICE_INPUT = JEV_LIST_PRICE[0]  # USD per million input tokens, Jev's list price; output is free
 
@@ -214,6 +216,7 @@ def finish(prep: Prepared, *, apart: bool = False) -> PackResult:
 
 def protocol_result(prep: Prepared, setup: ProtocolSetup, run: RunResult) -> ProtocolRun:
     """A protocol run's report, the thresholds a tune run freezes, and the per-sample results."""
+    from .formats.protocol_json import ProtocolRun
     from .protocol.report import build, thresholds_for, tune_all
     from .protocol.thresholds import thresholds_doc
 

@@ -10,11 +10,13 @@ every key `jevassert check --json` writes, with jevassert's meaning, plus ours.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .formats.protocol_json import ProtocolRun
-from .formats.run_json import Detail
 from .gates import GateResult
+
+if TYPE_CHECKING:  # the file models cost ~30 ms to define; a session without packs never needs them
+    from .formats.protocol_json import ProtocolRun
+    from .formats.run_json import Detail
 
 Interval = tuple[float, float]
 
@@ -221,6 +223,9 @@ class RunResult:
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RunResult:
         """The inverse of to_json (xdist workers ship their runs to the controller this way)."""
+        from .formats.protocol_json import ProtocolRun
+        from .formats.run_json import Detail
+
         suggestion = doc["suggestion"]
         author = doc["threshold_coverage"]
         pricing = doc["pricing"]

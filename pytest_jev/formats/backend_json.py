@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 
 from ..errors import JevError
 from ..numbers import finite
-from ..record.journal import atomic_write, scrub  # the base layer's io module once issue 17's base layer lands
 from . import values as v
 from .schemas import FormatError, read_object
+from .writing import atomic_write, scrub
 
 # backend.json written by jevassert names a provider, ours the backend kind
 PROVIDER_KINDS = {"typesafe": "jev", "anthropic": "anthropic", "openai": "openai", "openrouter": "openrouter"}

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import JevError
-from ..record.journal import atomic_write  # the base layer's io module once issue 17's base layer lands
 from . import values as v
 from .run_json import dumps
 from .schemas import FormatError, read_object
+from .writing import atomic_write
 
 
 @dataclass(frozen=True, slots=True)

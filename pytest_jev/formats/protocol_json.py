@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import JevError
-from ..record.journal import atomic_write, write_json  # the base layer's io module once issue 17's base layer lands
 from . import values as v
 from .schemas import FormatError, read_lines, read_object
+from .writing import atomic_write, write_json
 
 # The fields that say what a protocol run measured: a held-out run checks them in the frozen
 # thresholds, and `jev-packs merge` in every report.

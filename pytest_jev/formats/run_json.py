@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..errors import JevError
-from ..record.journal import atomic_write  # the base layer's io module once issue 17's base layer lands
 from . import values as v
 from .backend_json import Pricing
 from .protocol_json import ProtocolRun
 from .schemas import FormatError, read_object
+from .writing import atomic_write
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..formats.protocol_json import SampleLine
 from ..formats.recording_line import RecordingLine
 from ..grade import Graded, decide
 from ..packs.model import Case, Pack, Question
 from ..recording_file import Recording
+
+if TYPE_CHECKING:
+    from ..formats.protocol_json import SampleLine
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +46,10 @@ class Sample:
     answers: Mapping[str, Answered] = field(default_factory=dict)  # questions with a usable answer
 
     def to_line(self) -> SampleLine:
-        """The sample as a line of results.<split>.jsonl."""
+        """The sample as a line of results.<split>.jsonl (a protocol run's: the file models are
+        not loaded by a plain replay)."""
+        from ..formats.protocol_json import SampleLine
+
         return SampleLine.from_json(self.to_json())
 
     def to_json(self) -> dict[str, Any]:

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import node_name_part, printable
-from ..formats.protocol_json import ProtocolRun, Rate
 from ..results import RunResult
+
+if TYPE_CHECKING:
+    from ..formats.protocol_json import ProtocolRun, Rate
 
 
 def _f(value: Any, spec: str = ".3f", none: str = "-") -> str:
