@@ -173,6 +173,21 @@ def test_a_recording_line_reads_its_fields_through_typed_properties() -> None:
     assert odd.latency_ms is None and odd.input_tokens is None and odd.failed and odd["latency_ms"] == "slow"
 
 
+def test_the_json_examples_of_the_docs_pass_their_schemas() -> None:
+    """Examples of written formats in SPEC.md and docs/ (a fingerprint may be shortened to
+    `sha256:9f2c...` there: read in full). Case lines are pack inputs (packs/schema/)."""
+    checked = []
+    for doc in (ROOT / "SPEC.md", ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))):
+        for block in re.findall(r"```json\n(.*?)```", doc.read_text(encoding="utf-8"), re.S):
+            text = re.sub(r'"sha256:([0-9a-f]*)\.\.\."', lambda m: f'"sha256:{m.group(1).ljust(64, "0")}"', block)
+            example = json.loads(text)
+            name = "recording-line" if "case_id" in example else "answers-line" if "fingerprint" in example else None
+            if name is not None:
+                check(name, example, file=doc.relative_to(ROOT), fix="correct the example")
+                checked.append(name)
+    assert sorted(checked) == ["answers-line", "recording-line"]
+
+
 # -- refusals: one line naming the file, the line and the fix ---------------------------------------
 
 def _line_holding(text: str, key: str) -> int:
