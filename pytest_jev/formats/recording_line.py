@@ -62,6 +62,13 @@ class ErrorDetail:
                    v.string(doc.get("body_excerpt")))
 
 
+def _object(value: Any) -> Mapping[str, Any] | None:
+    """A JSON object (a dict, as decoded: checked first, it is what replay reads per line), else None."""
+    if type(value) is dict:
+        return value
+    return value if isinstance(value, Mapping) else None
+
+
 @dataclass(frozen=True, slots=True, eq=False)  # equality is the Mapping's: the same keys and values
 class RecordingLine(Mapping[str, Any]):
     """A decoded recording line (a JSON object with a non-empty `case_id`), read through typed
@@ -100,20 +107,19 @@ class RecordingLine(Mapping[str, Any]):
 
     @property
     def input_tokens(self) -> int | None:
-        usage = self.doc.get("usage")
-        return v.integer(usage.get("input_tokens")) if isinstance(usage, Mapping) else None
+        usage = _object(self.doc.get("usage"))
+        return v.integer(usage.get("input_tokens")) if usage is not None else None
 
     @property
     def output_tokens(self) -> int | None:
-        usage = self.doc.get("usage")
-        return v.integer(usage.get("output_tokens")) if isinstance(usage, Mapping) else None
+        usage = _object(self.doc.get("usage"))
+        return v.integer(usage.get("output_tokens")) if usage is not None else None
 
     @property
     def answers(self) -> Mapping[str, Any] | None:
         """Question id -> the System One answer object as recorded; None on an error line (or
         when the line holds something other than an object here)."""
-        answers = self.doc.get("answers")
-        return answers if isinstance(answers, Mapping) else None
+        return _object(self.doc.get("answers"))
 
     @property
     def error(self) -> Any:
