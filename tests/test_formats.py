@@ -160,6 +160,16 @@ def test_a_results_file_reads_into_typed_values_that_agree_with_its_recording(pa
     assert sum(b.n for b in results.detail.reliability) == results.n_items
 
 
+def test_backend_json_says_its_kind_and_prices_in_either_variant() -> None:
+    ours = BackendInfo.read(ROOT / "results" / "mock-0" / "backend.json")
+    assert (ours.kind, ours.prices, ours.pricing_label()) == ("mock", (0.0, 0.0), "free ($0 per M tokens)")
+    theirs = BackendInfo.from_json({"id": "claude-sonnet-5", "provider": "anthropic", "model": "claude-sonnet-5",
+                                    "pricing_usd_per_mtok": {"input": 2.0, "output": 10.0}, "adapter": "x"})
+    assert (theirs.kind, theirs.prices, theirs.extra) == ("anthropic", (2.0, 10.0), {"adapter": "x"})
+    assert theirs.pricing_label() == "$2 / $10 per M tokens (input / output)"
+    assert BackendInfo.from_json({"provider": "someone"}).kind is None
+
+
 def test_a_recording_line_reads_its_fields_through_typed_properties() -> None:
     path = ROOT / "results" / "mock-0" / "semantic-drift.predictions.jsonl"
     raw = json.loads(path.read_text(encoding="utf-8").splitlines()[0])

@@ -156,10 +156,6 @@ class BackendInfo:
         return PROVIDER_KINDS.get(self.provider) if self.provider is not None else None
 
     @property
-    def mock(self) -> bool:
-        return self.backend == "mock"
-
-    @property
     def prices(self) -> tuple[float | None, float | None]:
         """(input, output) USD per million tokens, ours or jevassert's; None where not given."""
         if self.pricing is not None:

@@ -310,11 +310,6 @@ class Thresholds(Identity):
                                 for qid, per in self.thresholds.items()}}
         return v.emit(known, self.order, self.extra)
 
-    def field_json(self, name: str) -> Any:
-        """One top-level field as JSON (the held-out run compares them with its own)."""
-        doc = self.to_json()
-        return doc.get(name)
-
     def threshold(self, qid: str, locale: str) -> TunedThreshold | None:
         return self.thresholds.get(qid, {}).get(locale)
 

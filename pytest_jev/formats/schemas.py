@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -55,10 +55,6 @@ def problem(name: str, doc: Any) -> Any | None:
 def errors(name: str, doc: Any) -> list[Any]:
     """Every schema error of `doc` under schema `name`, by their place in the document."""
     return sorted(_validator(name).iter_errors(doc), key=lambda e: [str(p) for p in e.absolute_path])
-
-
-def is_valid(name: str, doc: Any) -> bool:
-    return bool(_validator(name).is_valid(doc))
 
 
 def check(name: str, doc: Any, *, file: str | Path, fix: str, line: int | None = None,
@@ -136,9 +132,3 @@ def schema_names() -> list[str]:
     return sorted(entry.name[:-len(".schema.json")] for entry in folder.iterdir()
                   if entry.name.endswith(".schema.json"))
 
-
-def ordered(doc: Mapping[str, Any], keys: Sequence[str]) -> dict[str, Any]:
-    """`doc`'s keys in the order `keys` gives, any others after them."""
-    out = {key: doc[key] for key in keys if key in doc}
-    out.update((key, value) for key, value in doc.items() if key not in out)
-    return out
