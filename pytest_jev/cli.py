@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .errors import JevError
-from .fileio import atomic_write, write_json
+from .fileio import atomic_write
 from .packs import load_pack
 from .protocol.merge import merge
 from .registry import index
@@ -46,10 +46,10 @@ def _audit_kappa(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    doc = merge([Path(p) for p in args.reports])
-    out = Path(args.out)
-    write_json(out, doc)
-    print(f"merged {len(args.reports)} reports of {doc['pack']} ({doc['split']}, {doc['mode']}) into {out}")
+    comparison = merge([Path(p) for p in args.reports])
+    out = comparison.write(Path(args.out))
+    print(f"merged {len(args.reports)} reports of {comparison.pack} ({comparison.split}, {comparison.mode}) "
+          f"into {out}")
     return 0
 
 

@@ -113,16 +113,19 @@ def usage_and_latency(cases: Sequence[Case], recording: Recording, settings: Set
     latencies: list[float] = []
     lines = recording.lines
     for case in cases:
-        rec = lines.get(case.id) or {}
-        usage = rec.get("usage")
-        if isinstance(usage, dict):  # counts were checked when the recording was read
-            if usage.get("input_tokens") is not None:
-                tokens_in += int(usage["input_tokens"])
-                saw_usage = True
-            if usage.get("output_tokens") is not None:
-                tokens_out += int(usage["output_tokens"])
-        if rec.get("latency_ms") is not None:
-            latencies.append(float(rec["latency_ms"]))
+        rec = lines.get(case.id)
+        if rec is None:
+            continue
+        counted = rec.input_tokens  # counts and latency were checked when the recording was read
+        if counted is not None:
+            tokens_in += counted
+            saw_usage = True
+        counted = rec.output_tokens
+        if counted is not None:
+            tokens_out += counted
+        latency = rec.latency_ms
+        if latency is not None:
+            latencies.append(float(latency))
     price_in, price_out = settings.price_input, settings.price_output
     total = ((tokens_in * price_in + tokens_out * price_out) / 1_000_000
              if saw_usage and price_in is not None and price_out is not None else None)
@@ -222,8 +225,8 @@ def integrity_problems(pack: Pack, cases: Sequence[Case], recording: Recording, 
     declared = {qid: q.type for qid, q in pack.questions.items()}
     for case in cases:
         rec = lines.get(case.id)
-        answers = rec.get("answers") if rec else None
-        if not isinstance(answers, dict):
+        answers = rec.answers if rec is not None else None
+        if answers is None:
             continue
         for qid, answer in answers.items():
             kind = declared.get(qid)
@@ -238,7 +241,7 @@ def integrity_problems(pack: Pack, cases: Sequence[Case], recording: Recording, 
     problems.extend(wrong[:limit])
     if len(wrong) > limit:
         problems.append(f"... and {len(wrong) - limit} more answers of the wrong type")
-    if "mock" in recording.modes() and any(rec.get("mode") != "mock" for rec in lines.values()):
+    if "mock" in recording.modes() and any(rec.mode != "mock" for rec in lines.values()):
         problems.append(f"{path}: mixes mock lines with live ones; mock recordings are for harness checks only")
     return problems
 

@@ -140,18 +140,16 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
             expected_by_q[qindex[qid]] += 1
         rec = lines.get(case.id)
         line = numbers.get(case.id)
-        answers = rec.get("answers") if rec is not None else None
-        if rec is None or rec.get("error") or answers is None:
+        answers = rec.answers if rec is not None else None
+        if rec is None or rec.error or answers is None:
             case_errors += 1
             missing += len(case.expect)
             why = ("not in the recording" if rec is None else
-                   f"recorded error: {str(rec.get('error'))[:200]}" if rec.get("error") else "answers is null")
+                   f"recorded error: {str(rec.error)[:200]}" if rec.error else "answers is null")
             outcomes[case.id] = CaseOutcome(case.id, ERROR, (why,), line=line)
             continue
         found: list[str] = []
         misses: list[Miss] = []
-        if not isinstance(answers, dict):
-            answers = {}
         for qid, gold in case.expect.items():
             q = question[qid]
             answer = answers.get(qid)

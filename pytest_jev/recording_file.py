@@ -1,9 +1,9 @@
 """A recording file: jevassert's predictions.jsonl or our superset, read and checked.
 
 A recording holds one JSON line per case (`case_id`, `model`, `latency_ms`, `usage`,
-`answers`, `error`, plus optional provenance keys). It is read once into a Recording
-keyed by case id; nothing here touches the network, and where recordings live is
-paths.py's business.
+`answers`, `error`, plus optional provenance keys: formats/recording_line.py). It is read
+once into a Recording of typed lines (RecordingLine) keyed by case id; nothing here touches
+the network, and where recordings live is paths.py's business.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 from .errors import RecordingError, RecordingNotFound
 from .fileio import exists, loads, read_bytes
+from .formats.recording_line import RecordingLine
 from .gcpause import gc_paused
 from .numbers import at_least_zero
 from .packs import schema
@@ -31,7 +32,7 @@ RERECORD = "re-record the case (--jev-record)"
 @dataclass(frozen=True)
 class Recording:
     path: Path
-    lines: Mapping[str, Mapping[str, Any]]  # case_id -> the decoded line, in file order
+    lines: Mapping[str, RecordingLine]  # case_id -> the line, in file order
     line_numbers: Mapping[str, int]
     sha256: str
 
@@ -43,11 +44,11 @@ class Recording:
 
     @cached_property
     def _models(self) -> tuple[str, ...]:
-        return tuple(sorted({rec["model"] for rec in self.lines.values() if isinstance(rec.get("model"), str)}))
+        return tuple(sorted({model for line in self.lines.values() if (model := line.model) is not None}))
 
     @cached_property
     def _modes(self) -> frozenset[str]:
-        return frozenset(str(rec["mode"]) for rec in self.lines.values() if rec.get("mode"))
+        return frozenset(mode for line in self.lines.values() if (mode := line.mode) is not None)
 
 
 _ABSENT = object()  # a key left out is not the same as a key set to null
@@ -103,11 +104,10 @@ def load_recording(path: str | Path) -> Recording:
                      hashlib.sha256(data).hexdigest())
 
 
-def _parse_lines(path: Path, raw_lines: list[str], torn: bool
-                 ) -> tuple[dict[str, Mapping[str, Any]], dict[str, int]]:
+def _parse_lines(path: Path, raw_lines: list[str], torn: bool) -> tuple[dict[str, RecordingLine], dict[str, int]]:
     document = schema.schema("recording")
     memo = schema.MemoValidator(document, _skeleton_of(document["properties"]))
-    lines: dict[str, Mapping[str, Any]] = {}
+    lines: dict[str, RecordingLine] = {}
     numbers: dict[str, int] = {}
     last = len(raw_lines)
     for number, line in enumerate(raw_lines, 1):
@@ -138,7 +138,7 @@ def _parse_lines(path: Path, raw_lines: list[str], torn: bool
         if case_id in lines:
             raise RecordingError(f"duplicate case_id '{case_id}' (first on line {numbers[case_id]})",
                                  file=path, line=number, fix="keep one line per case")
-        lines[case_id] = doc
+        lines[case_id] = RecordingLine(doc)
         numbers[case_id] = number
     return lines, numbers
 

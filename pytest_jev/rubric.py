@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .fileio import canonical_json
+from .formats.recording_line import RecordingLine
 from .packs.model import Case, Pack
 from .recording_file import Recording
 from .wire import Request, fingerprints
@@ -70,14 +71,14 @@ def check(pack: Pack, cases: Sequence[Case], recording: Recording) -> RubricChec
         if line is None:
             continue
         where = f"{recording.path}:{recording.line_numbers[case.id]}"
-        recorded = line.get("rubric_fingerprint")
-        if isinstance(recorded, str):
+        recorded = line.rubric_fingerprint
+        if recorded is not None:
             checked += 1
             if recorded != expected:
-                _changed_questions(line.get("question_fingerprints"), per_question, where, changed)
+                _changed_questions(line.question_fingerprints, per_question, where, changed)
             continue
-        fingerprint = line.get("request_fingerprint")
-        if isinstance(fingerprint, str) and isinstance(line.get("backend"), str):
+        fingerprint = line.request_fingerprint
+        if fingerprint is not None and line.backend is not None:
             checked += 1
             if fingerprint != _request_fingerprint(line, case, sent):
                 stale.append(where)
@@ -96,8 +97,9 @@ def check(pack: Pack, cases: Sequence[Case], recording: Recording) -> RubricChec
     return RubricCheck("ok")
 
 
-def _changed_questions(recorded: Any, expected: Mapping[str, str], where: str, out: dict[str, str]) -> None:
-    if not isinstance(recorded, Mapping):
+def _changed_questions(recorded: Mapping[str, Any] | None, expected: Mapping[str, str], where: str,
+                       out: dict[str, str]) -> None:
+    if recorded is None:
         out.setdefault("(all)", where)
         return
     for qid in sorted(set(recorded) | set(expected)):
@@ -105,16 +107,15 @@ def _changed_questions(recorded: Any, expected: Mapping[str, str], where: str, o
             out.setdefault(qid, where)
 
 
-def _request_fingerprint(line: Mapping[str, Any], case: Case, questions: dict[str, dict[str, Any]]) -> str:
-    order = line.get("option_order")
-    if isinstance(order, Mapping):  # a shuffled request: its options went in this order
+def _request_fingerprint(line: RecordingLine, case: Case, questions: dict[str, dict[str, Any]]) -> str:
+    order = line.option_order
+    if order is not None:  # a shuffled request: its options went in this order
         questions = {qid: ({**q, "criteria": {label: q["criteria"][label] for label in order[qid]
                                               if label in q["criteria"]}}
                            if qid in order and q["type"] == "choice" else q) for qid, q in questions.items()}
-    requested = line.get("requested_model")
-    request = Request(case.id, dict(case.state), questions, requested if isinstance(requested, str) else "",
-                      option_order=dict(order) if isinstance(order, Mapping) else None)
-    return fingerprints([request], str(line["backend"]))[0]
+    request = Request(case.id, dict(case.state), questions, line.requested_model or "",
+                      option_order=dict(order) if order is not None else None)
+    return fingerprints([request], str(line.backend))[0]
 
 
 def pin_problem(pack: Pack) -> str | None:

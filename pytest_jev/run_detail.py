@@ -14,10 +14,10 @@ items (plain data, so it travels from xdist workers and into results/<backend>/<
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from .formats.run_json import CurvePoint, Detail, LocaleNumbers, ReliabilityBin
 from .grade import Items
 from .metrics import coverage_rows
 from .packs.model import Case, Pack
@@ -27,7 +27,7 @@ BINS = 10
 CURVE = tuple(step / 100 for step in range(50, 100))
 
 
-def reliability(prob: np.ndarray, correct: np.ndarray, bins: int = BINS) -> list[dict[str, Any]]:
+def reliability(prob: np.ndarray, correct: np.ndarray, bins: int = BINS) -> list[ReliabilityBin]:
     """Equal-width bins over [0, 1] (p = 1.0 falls in the last); empty bins are left out."""
     index = np.minimum((prob * bins).astype(np.int64), bins - 1) if prob.size else prob.astype(np.int64)
     out = []
@@ -35,17 +35,17 @@ def reliability(prob: np.ndarray, correct: np.ndarray, bins: int = BINS) -> list
         mask = index == b
         n = int(mask.sum())
         if n:
-            out.append({"lo": b / bins, "hi": (b + 1) / bins, "n": n, "mean_p": float(prob[mask].mean()),
-                        "accuracy": float(correct[mask].mean())})
+            out.append(ReliabilityBin(b / bins, (b + 1) / bins, n, float(prob[mask].mean()),
+                                      float(correct[mask].mean())))
     return out
 
 
-def curve(prob: np.ndarray, correct: np.ndarray, thresholds: Sequence[float] = CURVE) -> list[dict[str, Any]]:
+def curve(prob: np.ndarray, correct: np.ndarray, thresholds: Sequence[float] = CURVE) -> list[CurvePoint]:
     """Coverage (share of items with p >= t) and precision (accuracy among them) at each t."""
-    return [{"t": t, "coverage": c, "precision": pr} for t, c, pr in coverage_rows(prob, correct, tuple(thresholds))]
+    return [CurvePoint(t, c, pr) for t, c, pr in coverage_rows(prob, correct, tuple(thresholds))]
 
 
-def locales(cases: Sequence[Case], items: Items) -> dict[str, dict[str, Any]]:
+def locales(cases: Sequence[Case], items: Items) -> dict[str, LocaleNumbers]:
     """Accuracy per locale (items of cases without one count as `all`), when any case has one."""
     if not any(case.locale for case in cases):
         return {}
@@ -56,9 +56,8 @@ def locales(cases: Sequence[Case], items: Items) -> dict[str, dict[str, Any]]:
         mask = item_locale == locale
         n, k = int(mask.sum()), int(items.correct[mask].sum())
         ci = wilson(k, n)
-        out[locale] = {"n_items": n, "correct": k, "accuracy": k / n if n else None,
-                       "accuracy_ci": list(ci) if ci else None,
-                       "n_cases": sum(1 for case in cases if (case.locale or "all") == locale)}
+        out[locale] = LocaleNumbers(n, k, k / n if n else None, ci,
+                                    sum(1 for case in cases if (case.locale or "all") == locale))
     return out
 
 
@@ -72,7 +71,6 @@ def correct_strings(pack: Pack, cases: Sequence[Case], items: Items) -> dict[str
     return {case.id: bytes(grid[k, order]).decode("ascii") for k, case in enumerate(cases)}
 
 
-def run_detail(pack: Pack, cases: Sequence[Case], items: Items) -> dict[str, Any]:
-    return {"reliability": reliability(items.prob, items.correct), "curve": curve(items.prob, items.correct),
-            "locales": locales(cases, items), "questions": list(pack.questions),
-            "correct": correct_strings(pack, cases, items)}
+def run_detail(pack: Pack, cases: Sequence[Case], items: Items) -> Detail:
+    return Detail(tuple(reliability(items.prob, items.correct)), tuple(curve(items.prob, items.correct)),
+                  locales(cases, items), tuple(pack.questions), correct_strings(pack, cases, items))

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the file models cost ~30 ms to define; a session without packs never needs them
+    from .formats.protocol_json import ProtocolRun
+    from .formats.run_json import Detail
 
 Interval = tuple[float, float]
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"  # a gate's outcome
@@ -197,8 +201,8 @@ class RunResult:
     gates_skipped: bool = False
     rubric: str = ""  # the pack's rubric fingerprint (sha256 of its questions as sent)
     rubric_status: str = "unchecked"  # ok | drift | unchecked: the recording's wording against it
-    protocol: dict[str, Any] | None = None  # a tune or held-out run: report, thresholds, per-sample results
-    detail: dict[str, Any] | None = None  # for the registry: reliability bins, curve, locales, per-case marks
+    protocol: ProtocolRun | None = None  # a tune or held-out run: report, thresholds, per-sample results
+    detail: Detail | None = None  # for the registry: reliability bins, curve, locales, per-case marks
 
     @property
     def key(self) -> RunKey:
@@ -238,13 +242,16 @@ class RunResult:
             "unknown_case_ids": list(self.unknown_case_ids), "mode": self.mode,
             "mismatches": [m.to_json() for m in self.mismatches],
             "rubric": self.rubric, "rubric_status": self.rubric_status,
-            **({"protocol": self.protocol} if self.protocol is not None else {}),
-            **({"detail": self.detail} if self.detail is not None else {}),
+            **({"protocol": self.protocol.to_json()} if self.protocol is not None else {}),
+            **({"detail": self.detail.to_json()} if self.detail is not None else {}),
         }
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RunResult:
         """The inverse of to_json (xdist workers ship their runs to the controller this way)."""
+        from .formats.protocol_json import ProtocolRun
+        from .formats.run_json import Detail
+
         suggestion = doc["suggestion"]
         author = doc["threshold_coverage"]
         pricing = doc["pricing"]
@@ -269,5 +276,6 @@ class RunResult:
             mismatches=tuple(Mismatch(**m) for m in doc["mismatches"]),
             gates=tuple(GateResult.from_json(g) for g in doc["gates"]), gates_skipped=doc["gates_skipped"],
             rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
-            protocol=doc.get("protocol"), detail=doc.get("detail"),
+            protocol=ProtocolRun.from_json(doc["protocol"]) if doc.get("protocol") is not None else None,
+            detail=Detail.from_json(doc["detail"]) if doc.get("detail") is not None else None,
         )

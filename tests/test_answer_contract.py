@@ -17,6 +17,7 @@ from packfiles import write_pack
 from pytest_jev.backends.base import Answer
 from pytest_jev.backends.mock import MockBackend
 from pytest_jev.contract import specs_of
+from pytest_jev.formats.recording_line import RecordingLine
 from pytest_jev.grade import grade
 from pytest_jev.packs import load_pack
 from pytest_jev.record.engine import record_pack_sync
@@ -71,7 +72,7 @@ def test_recorder_keeps_exactly_what_replay_accepts(tmp_path_factory: pytest.Tem
     line = {"case_id": request.case_id, "model": "m", "answers": given_answers, "error": None,
             "request_fingerprint": "sha256:x"}
     kept = usable(line, "sha256:x", specs, strict=True)
-    recording = Recording(Path("r.jsonl"), MappingProxyType({request.case_id: line}),
+    recording = Recording(Path("r.jsonl"), MappingProxyType({request.case_id: RecordingLine(line)}),
                           MappingProxyType({request.case_id: 1}), "0")
     outcome = grade(pack, recording).outcomes[request.case_id]
     assert kept == (outcome.status in ("ok", "mismatch")), (outcome, json.dumps(given_answers, default=str))

@@ -15,6 +15,7 @@ import pytest
 from packfiles import write_pack, write_split_pack
 
 from pytest_jev import stats
+from pytest_jev.formats.protocol_json import Thresholds
 from pytest_jev.protocol import selective
 from pytest_jev.protocol.samples import Answered, Sample
 from pytest_jev.protocol.thresholds import LeakageError, write_thresholds
@@ -207,11 +208,11 @@ def test_tuning_again_after_a_heldout_report_is_refused(pytester: pytest.Pyteste
 def test_the_code_that_writes_thresholds_refuses_a_heldout_caller(tmp_path: Path) -> None:
     doc = {"split": "tune", "thresholds": {}}
     with pytest.raises(LeakageError, match="a heldout run reached the code that writes"):
-        write_thresholds(tmp_path / "t.json", doc, role="heldout")
+        write_thresholds(tmp_path / "t.json", Thresholds.from_json(doc), role="heldout")
     with pytest.raises(LeakageError):
-        write_thresholds(tmp_path / "t.json", {**doc, "split": "heldout"}, role="tune")
+        write_thresholds(tmp_path / "t.json", Thresholds.from_json({**doc, "split": "heldout"}), role="tune")
     assert not (tmp_path / "t.json").exists()
-    write_thresholds(tmp_path / "t.json", doc, role="tune")
+    write_thresholds(tmp_path / "t.json", Thresholds.from_json(doc), role="tune")
     assert json.loads((tmp_path / "t.json").read_text()) == doc
 
 
@@ -325,8 +326,8 @@ def test_tuning_picks_the_lowest_threshold_reaching_the_target() -> None:
     good = [sample(f"g{i}", "billing", 0.60 + i / 100) for i in range(20)]  # p 0.60..0.79, all right
     bad = [sample(f"b{i}", "technical", 0.55) for i in range(5)]  # p 0.55, wrong
     found = selective.tune(good + bad, "q", target=0.9, min_covered=10)
-    assert found["threshold"] == 0.56 and found["decided"] == 20 and found["precision"] == 1.0
-    assert selective.tune(good + bad, "q", target=0.9, min_covered=21)["status"] == "target-not-reached"
+    assert found.threshold == 0.56 and found.decided == 20 and found.precision == 1.0
+    assert selective.tune(good + bad, "q", target=0.9, min_covered=21).status == "target-not-reached"
     tight = selective.tune(good, "q", target=0.9, min_covered=10)
-    assert tight["threshold"] == 0.5  # everything decided is right from the first grid point
+    assert tight.threshold == 0.5  # everything decided is right from the first grid point
     assert math.isinf(selective.NEVER)

@@ -16,6 +16,7 @@ import pytest
 from readme_counts import check as recount
 
 from conftest import COMPAT
+from pytest_jev.formats.run_json import ResultsFile, RunObject
 from pytest_jev.packs import load_pack
 from pytest_jev.packs.model import Pack
 from pytest_jev.packs.yamlfile import read_yaml
@@ -138,7 +139,7 @@ def test_committed_gates_are_not_looser_than_the_sparrow_evidence(pack: Pack, tm
     assert done.returncode == 0, done.stdout[-2000:]
     runs = json.loads(out.read_text())["runs"]
     committed, _ = read_yaml(pack.path / "gates.yaml")
-    assert looser(committed, derive(baseline(runs))) == []
+    assert looser(committed, derive(baseline([RunObject.from_json(run) for run in runs]))) == []
 
 
 @pytest.mark.parametrize("name", ["sms-spam", "boolq-yes-no"])
@@ -147,4 +148,4 @@ def test_derivation_reproduces_the_seed_registrys_gates(name: str) -> None:
         pytest.skip(f"the compatibility corpus is not at {COMPAT}")
     evidence = json.loads((COMPAT / "results" / "jev-1.13.0" / f"{name}.json").read_text())
     published, _ = read_yaml(COMPAT / "packs" / name / "gates.yaml")
-    assert derive(baseline([evidence])) == pytest.approx(published, abs=1e-12)
+    assert derive(baseline([ResultsFile.from_json(evidence)])) == pytest.approx(published, abs=1e-12)

@@ -290,7 +290,7 @@ def test_splits_locales_heldout_reports_and_notices(registry: Path) -> None:
     assert heldout.locale_names == ("en", "vi")
     assert [h.backend for h in heldout.heldout] == ["a-best"]
     rows = heldout.heldout[0].rows
-    assert [(r["locale"], r["threshold"]) for r in rows] == [("en", 0.74), ("vi", None)]
+    assert [(r.locale, r.threshold) for r in rows] == [("en", 0.74), ("vi", None)]
     assert block(board, "beta", "tune").heldout == ()  # reports are shown for the held-out split only
     assert beta.absent == ("b-close", "d-old", "e-jevassert")
     # data-driven notices: e-jevassert's provider is anthropic, so only Jev and local LLMs lack a column

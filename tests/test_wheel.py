@@ -36,7 +36,8 @@ def test_an_installed_wheel_renders_reports_and_the_scoreboard(tmp_path: Path) -
     archive = zipfile.ZipFile(wheel)
     names = archive.namelist()
     for shipped in ("pytest_jev/templates/report.md.j2", "pytest_jev/templates/scoreboard.html.j2",
-                    "pytest_jev/templates/svg.j2", "pytest_jev/protocol/report.schema.json",
+                    "pytest_jev/templates/svg.j2", "pytest_jev/formats/schema/protocol-report.schema.json",
+                    "pytest_jev/formats/schema/recording-line.schema.json",
                     "pytest_jev/packs/schema/pack.schema.json", "pytest_jev/py.typed",
                     "pytest_jev/record/__init__.py"):
         assert shipped in names, shipped
@@ -64,12 +65,13 @@ def test_an_installed_wheel_renders_reports_and_the_scoreboard(tmp_path: Path) -
     script = ("import sys, json, pathlib, pytest_jev\n"
               "from pytest_jev.backends.catalog import Catalog\n"
               "assert Catalog().forms()[:2] == ['jev', 'mock'], Catalog().forms()\n"
+              "from pytest_jev.formats.run_json import ResultsFile\n"
               "from pytest_jev.registry.render import report_markdown\n"
               "from pytest_jev.registry.scoreboard import write_scoreboard\n"
               "root = pathlib.Path(sys.argv[1])\n"
               "doc = json.loads((root / 'results/sparrow-0.2.0-nano-general-v1.1/semantic-drift.heldout.json')"
               ".read_text())\n"
-              "print(json.dumps({'module': pytest_jev.__file__, 'report': report_markdown(doc),"
+              "print(json.dumps({'module': pytest_jev.__file__, 'report': report_markdown(ResultsFile.from_json(doc)),"
               " 'page': str(write_scoreboard(root))}))\n")
     # a PYTHONPATH naming a checkout would shadow the wheel's copy: the installed venv runs without one
     env = {key: value for key, value in os.environ.items() if key not in ("PYTHONPATH", "PYTHONHOME")}

@@ -7,29 +7,23 @@ whose check[protocol] failed writes nothing.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from ..fileio import atomic_write, write_json
+from ..formats.protocol_json import ProtocolRun, write_samples
 from .thresholds import TUNE, report_path, results_path, retune_problem, thresholds_path, write_thresholds
 
 
-def write(protocol: Mapping[str, Any], pack_id: str, split: str) -> list[Path]:
+def write(protocol: ProtocolRun, pack_id: str, split: str) -> list[Path]:
     """The files of one protocol run; [] when the run was refused."""
-    if protocol.get("problems"):
+    if protocol.problems:
         return []
-    folder = Path(protocol["folder"])
+    folder = Path(protocol.folder)
     written = []
-    if protocol["role"] == TUNE:
+    if protocol.role == TUNE:
         if retune_problem(folder, pack_id) is not None:  # checked again right before writing
             return []
-        written.append(write_thresholds(thresholds_path(folder, pack_id), protocol["thresholds"],
-                                        role=protocol["role"]))
-    report = report_path(folder, pack_id, split)
-    write_json(report, protocol["report"])
-    results = results_path(folder, pack_id, split)
-    atomic_write(results, "".join(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n"
-                                  for row in protocol["results"]).encode("utf-8"))
+        assert protocol.thresholds is not None  # a tune run froze them
+        written.append(write_thresholds(thresholds_path(folder, pack_id), protocol.thresholds, role=protocol.role))
+    report = protocol.report.write(report_path(folder, pack_id, split))
+    results = write_samples(results_path(folder, pack_id, split), protocol.results)
     return [*written, report, results]

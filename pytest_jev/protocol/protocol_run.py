@@ -8,13 +8,14 @@ builds the samples while the recording is loaded and attaches the result after t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
 from ..evaluate import PackResult, Prepared
+from ..formats.protocol_json import ProtocolRun, Thresholds
 from ..packs.model import Case, Pack
 from ..recording_file import Recording
 from ..rubric import rubric_fingerprint
@@ -35,7 +36,7 @@ class ProtocolSetup:
     folder: Path  # where thresholds, reports and per-sample results live (the recording's folder)
     target_precision: float = 0.9
     min_covered: int = 10
-    frozen: Mapping[str, Any] | None = None  # held-out: the tune run's thresholds.json
+    frozen: Thresholds | None = None  # held-out: the tune run's thresholds.json
     problems: tuple[str, ...] = ()
 
 
@@ -75,20 +76,18 @@ def attach(result: PackResult, prep: Prepared, chosen: Sequence[Sample], protoco
 
 
 def protocol_result(prep: Prepared, chosen: Sequence[Sample], protocol: ProtocolSetup, run: RunResult
-                    ) -> dict[str, Any]:
+                    ) -> ProtocolRun:
     """A protocol run's report, the thresholds a tune run freezes, and the per-sample results."""
     pack = prep.pack
     identity = run_identity(prep, run)
     tuned = tune_all(pack, chosen, protocol.target_precision, protocol.min_covered) if protocol.role == TUNE else None
     thresholds, source = thresholds_for(protocol.role, pack, chosen, protocol.frozen, tuned)
-    return {
-        "role": protocol.role, "folder": str(protocol.folder), "problems": list(protocol.problems),
-        "report": build(identity, pack, chosen, thresholds, source,
-                        (run.cost.price_input, run.cost.price_output)),
-        "thresholds": (thresholds_doc(identity, tuned, protocol.target_precision, protocol.min_covered)
-                       if tuned is not None else None),
-        "results": [sample.to_json() for sample in chosen],
-    }
+    return ProtocolRun(
+        role=protocol.role, folder=str(protocol.folder), problems=tuple(protocol.problems),
+        report=build(identity, pack, chosen, thresholds, source, (run.cost.price_input, run.cost.price_output)),
+        thresholds=(thresholds_doc(identity, tuned, protocol.target_precision, protocol.min_covered)
+                    if tuned is not None else None),
+        results=tuple(sample.to_line() for sample in chosen))
 
 
 def run_identity(prep: Prepared, run: RunResult) -> dict[str, Any]:

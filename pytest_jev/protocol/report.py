@@ -1,8 +1,8 @@
 """The report of a protocol run (report.<split>.json): selective metrics per question and
-locale, per tag within a locale, with the run's identity, all as plain JSON data.
+locale, per tag within a locale, with the run's identity, as a ProtocolReport.
 
-Its shape is pytest_jev/protocol/report.schema.json, which `jev-packs merge` validates
-every input against before it merges anything.
+Its shape is pytest_jev/formats/schema/protocol-report.schema.json, which `jev-packs merge`
+validates every input against before it merges anything.
 """
 
 from __future__ import annotations
@@ -10,23 +10,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..formats.protocol_json import ProtocolReport, Thresholds, TunedThreshold
 from ..packs.model import Pack
 from . import PROTOCOL_VERSION
 from .samples import Sample
 from .selective import NEVER, metrics, tune
 from .thresholds import HELDOUT, TUNE
 
-KIND = "jev-packs protocol report"
+KIND = ProtocolReport.KIND
 MOCK_NOTE = ("mock: a seeded oracle answered from the gold labels; these numbers only show that the harness "
              "works and say nothing about any model")
 
 
-def _applied(entry: Mapping[str, Any] | None) -> float:
+def _applied(entry: TunedThreshold | None) -> float:
     """The cut a tuned entry sets: its threshold, or NEVER when tuning reached no target (or the
     tune split had no sample of that locale): a threshold nobody tuned is never applied."""
-    if not entry or entry.get("threshold") is None:
+    if entry is None or entry.threshold is None:
         return NEVER
-    return float(entry["threshold"])
+    return float(entry.threshold)
 
 
 def by_locale(samples: Sequence[Sample]) -> dict[str, list[Sample]]:
@@ -36,7 +37,8 @@ def by_locale(samples: Sequence[Sample]) -> dict[str, list[Sample]]:
     return dict(sorted(out.items()))
 
 
-def tune_all(pack: Pack, samples: Sequence[Sample], target: float, min_covered: int) -> dict[str, dict[str, Any]]:
+def tune_all(pack: Pack, samples: Sequence[Sample], target: float, min_covered: int
+             ) -> dict[str, dict[str, TunedThreshold]]:
     """Thresholds per question and locale, fitted on these (tune) samples."""
     groups = by_locale(samples)
     return {qid: {locale: tune(group, qid, target, min_covered) for locale, group in groups.items()}
@@ -55,7 +57,7 @@ def pack_thresholds(pack: Pack) -> dict[str, float | None]:
 
 def build(identity: Mapping[str, Any], pack: Pack, samples: Sequence[Sample],
           thresholds: Mapping[str, Mapping[str, float | None]], source: str,
-          price: tuple[float | None, float | None]) -> dict[str, Any]:
+          price: tuple[float | None, float | None]) -> ProtocolReport:
     """The report: identity, sample counts, and per question x locale (and tag) selective metrics at
     the thresholds applied (question -> locale -> threshold; a locale missing uses no cut)."""
     groups = by_locale(samples)
@@ -79,19 +81,19 @@ def build(identity: Mapping[str, Any], pack: Pack, samples: Sequence[Sample],
            "questions": questions}
     if identity.get("mode") == "mock":
         doc["note"] = MOCK_NOTE
-    return doc
+    return ProtocolReport.from_json(doc)
 
 
-def thresholds_for(role: str, pack: Pack, samples: Sequence[Sample], frozen: Mapping[str, Any] | None,
-                   tuned: Mapping[str, Mapping[str, Any]] | None) -> tuple[dict[str, dict[str, float | None]], str]:
+def thresholds_for(role: str, pack: Pack, samples: Sequence[Sample], frozen: Thresholds | None,
+                   tuned: Mapping[str, Mapping[str, TunedThreshold]] | None
+                   ) -> tuple[dict[str, dict[str, float | None]], str]:
     """(question -> locale -> threshold, where they come from) for a run of this role."""
     locales = sorted({s.locale for s in samples})
     if role == TUNE and tuned is not None:
         return ({qid: {loc: _applied(entry) for loc, entry in per.items()} for qid, per in tuned.items()},
                 "tuned on this split")
     if role == HELDOUT and frozen is not None:
-        table = frozen.get("thresholds", {})
-        return ({qid: {loc: _applied(table.get(qid, {}).get(loc)) for loc in locales} for qid in pack.questions},
+        return ({qid: {loc: _applied(frozen.threshold(qid, loc)) for loc in locales} for qid in pack.questions},
                 "frozen thresholds.json of the tune run")
     own = pack_thresholds(pack)
     return {qid: dict.fromkeys(locales, own[qid]) for qid in pack.questions}, "pack.yaml thresholds"

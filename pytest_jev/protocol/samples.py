@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..formats.recording_line import RecordingLine
 from ..grade import Graded, decide
 from ..packs.model import Case, Pack, Question
 from ..recording_file import Recording
+
+if TYPE_CHECKING:
+    from ..formats.protocol_json import SampleLine
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +45,13 @@ class Sample:
     output_tokens: int | None
     answers: Mapping[str, Answered] = field(default_factory=dict)  # questions with a usable answer
 
+    def to_line(self) -> SampleLine:
+        """The sample as a line of results.<split>.jsonl (a protocol run's: the file models are
+        not loaded by a plain replay)."""
+        from ..formats.protocol_json import SampleLine
+
+        return SampleLine.from_json(self.to_json())
+
     def to_json(self) -> dict[str, Any]:
         """A line of results.<split>.jsonl (no state content)."""
         return {"id": self.case_id, "locale": self.locale, "tags": list(self.tags), "error": self.error,
@@ -67,17 +78,17 @@ def _probabilities(question: Question, answer: Mapping[str, Any]) -> dict[str, f
     return probs
 
 
-def error_code(line: Mapping[str, Any] | None) -> str:
+def error_code(line: RecordingLine | None) -> str:
     """A failed call's code: the HTTP status, else the kind of failure (timeout, misfit, ...)."""
     if line is None:
         return "not recorded"
-    detail = line.get("error_detail")
-    if isinstance(detail, Mapping):
-        if isinstance(detail.get("status"), int) and detail["status"] != 200:
-            return f"HTTP {detail['status']}"
-        if isinstance(detail.get("type"), str):
-            return str(detail["type"])
-    error = line.get("error")
+    detail = line.error_detail
+    if detail is not None:
+        if detail.status is not None and detail.status != 200:
+            return f"HTTP {detail.status}"
+        if detail.type is not None:
+            return detail.type
+    error = line.error
     text = str(error) if error else "no answers"
     return text.split(":", 1)[0].strip()[:40] or "error"
 
@@ -87,28 +98,25 @@ def build(pack: Pack, cases: Sequence[Case], recording: Recording, graded: Grade
     for case in cases:
         line = recording.lines.get(case.id)
         outcome = graded.outcomes[case.id]
-        usage = line.get("usage") if line else None
-        usage = usage if isinstance(usage, Mapping) else {}
         gold = {qid: _label(label) for qid, label in case.expect.items()}
         failed = outcome.status == "error"
         answers: dict[str, Answered] = {}
-        if not failed and line is not None and isinstance(line.get("answers"), Mapping):
+        recorded = line.answers if line is not None else None
+        if not failed and recorded is not None:
             for qid in case.expect:
                 question = pack.questions[qid]
-                answer = line["answers"].get(qid)
-                decided = decide(question, answer) if isinstance(answer, dict) else None
+                answer = recorded.get(qid)
+                if not isinstance(answer, dict):
+                    continue  # no answer object: not an answer
+                decided = decide(question, answer)
                 if decided is None or any(p.startswith(f"{qid}:") for p in outcome.problems):
                     continue  # unusable or breaking its contract: not an answer
                 answers[qid] = Answered(gold[qid], _label(decided[0]), float(decided[1]),
                                         _probabilities(question, answer))
-        latency = line.get("latency_ms") if line else None
+        latency = line.latency_ms if line is not None else None
         out.append(Sample(
             case_id=case.id, locale=case.locale or "all", tags=case.tags, gold=gold,
             error=error_code(line) if failed else None, latency_ms=float(latency) if latency is not None else None,
-            input_tokens=_count(usage.get("input_tokens")), output_tokens=_count(usage.get("output_tokens")),
-            answers=answers))
+            input_tokens=line.input_tokens if line is not None else None,
+            output_tokens=line.output_tokens if line is not None else None, answers=answers))
     return tuple(out)
-
-
-def _count(value: Any) -> int | None:
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None

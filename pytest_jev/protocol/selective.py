@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from ..formats.protocol_json import TunedThreshold
 from ..packs.model import ABSTAIN
 from ..stats import brier_multiclass, ece_equal_width, nearest_rank, rate
 from .samples import Answered, Sample
@@ -113,7 +114,7 @@ def _cost(samples: Sequence[Sample], price: tuple[float | None, float | None]) -
     return (tokens_in * price_in + tokens_out * price_out) / 1_000_000
 
 
-def tune(samples: Sequence[Sample], qid: str, target: float, min_covered: int) -> dict[str, Any]:
+def tune(samples: Sequence[Sample], qid: str, target: float, min_covered: int) -> TunedThreshold:
     """The lowest threshold on the grid whose selective precision reaches `target` with at least
     `min_covered` decided samples; null with status target-not-reached when none does."""
     answers = [s.answers.get(qid) for s in samples]
@@ -123,6 +124,5 @@ def tune(samples: Sequence[Sample], qid: str, target: float, min_covered: int) -
             continue
         correct = sum(1 for a in taken if a is not None and a.correct)
         if correct / len(taken) >= target:
-            return {"threshold": t, "status": "ok", "decided": len(taken), "precision": correct / len(taken),
-                    "coverage": len(taken) / len(samples)}
-    return {"threshold": None, "status": "target-not-reached", "decided": 0, "precision": None, "coverage": None}
+            return TunedThreshold(t, "ok", len(taken), correct / len(taken), len(taken) / len(samples))
+    return TunedThreshold(None, "target-not-reached", 0, None, None)

@@ -21,11 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
-from ..fileio import exists, loads, read_text, write_json
+from ..fileio import exists, loads, read_text
+from ..formats.protocol_json import Thresholds, TunedThreshold
 from . import PROTOCOL_VERSION
 
 TUNE, HELDOUT = "tune", "heldout"
-KIND = "jev-packs thresholds"
+KIND = Thresholds.KIND
 VALIDATED = ("pack", "pack_version", "mode", "backend", "served_models", "dataset_sha256", "rubric",
              "protocol_version", "seed")
 
@@ -66,18 +67,16 @@ def retune_problem(folder: Path, pack_id: str) -> str | None:
             "or record into another backend folder")
 
 
-def write_thresholds(path: Path, doc: Mapping[str, Any], *, role: str | None) -> Path:
+def write_thresholds(path: Path, doc: Thresholds, *, role: str | None) -> Path:
     """Write the frozen thresholds. Only a tune run may: anything else is a leakage error."""
-    if role != TUNE or doc.get("split") != TUNE:
+    if role != TUNE or doc.split != TUNE:
         raise LeakageError(f"thresholds may only be written by a tune run; a {role or 'non-protocol'} run "
                            f"reached the code that writes {path}",
                            fix="thresholds are fitted on the tune split (--jev-tune), never on held-out data")
-
-    write_json(path, doc)
-    return path
+    return doc.write(path)
 
 
-def read_thresholds(path: Path) -> dict[str, Any]:
+def read_thresholds(path: Path) -> Thresholds:
     """The frozen thresholds of a tune run; JevError with one line when absent or unreadable."""
     if not exists(path):
         raise JevError("no frozen thresholds: the tune split has not been tuned for this backend", file=path,
@@ -88,11 +87,12 @@ def read_thresholds(path: Path) -> dict[str, Any]:
         raise JevError(f"not valid JSON ({exc})", file=path, fix="re-run --jev-tune to write it again") from None
     if not isinstance(doc, dict) or doc.get("kind") != KIND:
         raise JevError("not a thresholds file of jev-packs", file=path, fix="re-run --jev-tune to write it again")
-    return doc
+    return Thresholds.from_json(doc)
 
 
-def validation_problems(frozen: Mapping[str, Any], expected: Mapping[str, Any], path: Path) -> list[str]:
+def validation_problems(thresholds: Thresholds, expected: Mapping[str, Any], path: Path) -> list[str]:
     """One line per field of the frozen thresholds that differs from this held-out run."""
+    frozen = thresholds.to_json()
     out = []
     for field in VALIDATED:
         if frozen.get(field) != expected.get(field):
@@ -103,10 +103,12 @@ def validation_problems(frozen: Mapping[str, Any], expected: Mapping[str, Any], 
     return out
 
 
-def thresholds_doc(run: Mapping[str, Any], tuned: Mapping[str, Mapping[str, Any]], target: float,
-                   min_covered: int) -> dict[str, Any]:
+def thresholds_doc(run: Mapping[str, Any], tuned: Mapping[str, Mapping[str, TunedThreshold]], target: float,
+                   min_covered: int) -> Thresholds:
     """The frozen thresholds file of a tune run: the run's identity, the procedure, per question and locale."""
-    return {"kind": KIND, "protocol_version": PROTOCOL_VERSION, "split": TUNE,
-            **{field: run[field] for field in VALIDATED if field != "protocol_version"},
-            "target_precision": target, "min_covered": min_covered, "grid": [0.5, 0.99, 0.01],
-            "thresholds": {qid: dict(by_locale) for qid, by_locale in tuned.items()}}
+    return Thresholds.from_json({
+        "kind": KIND, "protocol_version": PROTOCOL_VERSION, "split": TUNE,
+        **{field: run[field] for field in VALIDATED if field != "protocol_version"},
+        "target_precision": target, "min_covered": min_covered, "grid": [0.5, 0.99, 0.01],
+        "thresholds": {qid: {locale: t.to_json() for locale, t in by_locale.items()}
+                       for qid, by_locale in tuned.items()}})

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import JevError
 from ..fileio import atomic_write, loads, read_text
+from ..formats.audit_line import BlindLine, LabelsLine
 from ..packs.model import Case, Pack
 
 
@@ -63,7 +64,7 @@ def read_ids(path: Path, known: Collection[str]) -> set[str]:
 def write_blind(pack: Pack, cases: Sequence[Case], out: Path) -> Path:
     """The annotator's folder: pack.yaml as it is, and blind.jsonl with id and state only."""
     atomic_write(out / "pack.yaml", pack.pack_file.read_bytes())
-    lines = [json.dumps({"id": case.id, "state": dict(case.state)}, ensure_ascii=False) for case in cases]
+    lines = [BlindLine(case.id, case.state).dumps() for case in cases]
     atomic_write(out / "blind.jsonl", ("\n".join(lines) + "\n").encode("utf-8"))
     return out
 
@@ -109,9 +110,10 @@ def read_labels(path: Path) -> dict[str, Mapping[str, Any]]:
             doc = loads(line)
         except ValueError as exc:
             raise JevError(f"not valid JSON ({exc})", file=path, line=number) from None
-        if not isinstance(doc, dict) or not isinstance(doc.get("labels"), dict):
+        labelled = LabelsLine.from_json(doc) if isinstance(doc, dict) else None
+        if labelled is None:
             raise JevError('each line is {"id": ..., "labels": {...}}', file=path, line=number)
-        out[str(doc["id"])] = doc["labels"]
+        out[labelled.id] = labelled.labels
     return out
 
 

@@ -22,29 +22,27 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..numbers import finite
-from ..paths import backend_json
+from ..formats.protocol_json import ProtocolReport
+from ..formats.run_json import Detail, ResultsFile
+from ..packs.model import Pack
 from ..stats import frontier, mcnemar_exact, pair_counts
 from . import charts
 from .board_inputs import (
     BoardError,
-    _int,
-    _link,
-    _load_pack,
-    _mapping,
-    _pair,
-    _pricing,
-    _read_json,
-    _rel,
-    _split_of,
-    _text,
     backend_folders,
     digest_of,
+    link,
+    load_pack_or_problem,
     pack_digest,
     pack_ids,
     pack_inputs,
+    read_backend,
+    read_report,
+    read_results,
+    rel,
+    split_of,
 )
-from .board_model import Backend, Board, Column, Heldout, Mark, PackBlock, Pair, SplitBlock
+from .board_model import Backend, Board, Column, Heldout, HeldoutRow, Mark, PackBlock, Pair, SplitBlock
 
 __all__ = ["ALPHA", "EMBEDDED_KINDS", "KNOWN_KINDS", "Backend", "Board", "BoardError", "Column", "Heldout", "Mark",
            "PackBlock", "Pair", "SplitBlock", "backend_folders", "build", "pack_digest", "pack_ids", "pack_inputs"]
@@ -64,17 +62,22 @@ EMBEDDED_KINDS = {"sparrow": "sparrow", "minilm": "MiniLM"}
 
 
 def _backend(folder: Path, problems: list[str], root: Path) -> Backend:
-    info = _read_json(backend_json(folder), problems, root) or {}
-    kind = _text(info.get("backend")) or ""
-    provider = _text(info.get("provider")) or ""
-    calibrated = info.get("calibrated")
-    mock = kind == "mock"
+    info = read_backend(folder, problems, root)
+    kind = info.backend or ""
     return Backend(
-        folder=folder.name, name=_text(info.get("name")) or _text(info.get("id")) or folder.name,
-        provider=provider, kind=kind, model=_text(info.get("model")) or "", endpoint=_text(info.get("endpoint")) or "",
-        license=_text(info.get("license")) or "not stated", pricing=_pricing(info),
-        calibrated=calibrated if isinstance(calibrated, bool) else None, notes=_text(info.get("notes")) or "",
-        record=_text(info.get("reproduce")), mock=mock, embedded=kind in EMBEDDED_KINDS)
+        folder=folder.name, name=info.name or info.id or folder.name, provider=info.provider or "", kind=kind,
+        model=info.model or "", endpoint=info.endpoint or "", license=info.license or "not stated",
+        pricing=info.pricing_label(), calibrated=info.calibrated, notes=info.notes or "",
+        record=info.reproduce or None, mock=kind == "mock", embedded=kind in EMBEDDED_KINDS)
+
+
+def _float(value: float | None) -> float | None:
+    """A number of a file as the page computes with it (a file may hold 1 where it means 1.0)."""
+    return None if value is None else float(value)
+
+
+def _floats(pair: tuple[float, float] | None) -> tuple[float, float] | None:
+    return None if pair is None else (float(pair[0]), float(pair[1]))
 
 
 def _baseline(cases: Sequence[Any], questions: Sequence[str]) -> float | None:
@@ -140,16 +143,15 @@ def _standing(group: str, accuracy: float | None, leader: str | None, pair: Pair
     return "below", "below leader", f"McNemar {shown}"
 
 
-def _paired(a: tuple[str, Mapping[str, Any] | None], b: tuple[str, Mapping[str, Any] | None]) -> Pair:
+def _paired(a: tuple[str, Detail | None], b: tuple[str, Detail | None]) -> Pair:
     (name_a, da), (name_b, db) = a, b
-    if not da or not db:
+    if da is None or db is None:
         return Pair(name_a, name_b, 0, 0, 0, None, "no per-case detail")
-    if da.get("questions") != db.get("questions"):
+    if da.questions != db.questions:
         return Pair(name_a, name_b, 0, 0, 0, None, "different questions")
-    ca, cb = da.get("correct"), db.get("correct")
-    if not isinstance(ca, Mapping) or not isinstance(cb, Mapping):
+    if da.correct is None or db.correct is None:
         return Pair(name_a, name_b, 0, 0, 0, None, "no per-case marks")
-    b_, c_, n = pair_counts({k: str(v) for k, v in ca.items()}, {k: str(v) for k, v in cb.items()})
+    b_, c_, n = pair_counts(da.correct, db.correct)
     if n == 0:
         return Pair(name_a, name_b, 0, 0, 0, None, "no item answered by both")
     return Pair(name_a, name_b, b_, c_, n, mcnemar_exact(b_, c_), "")
@@ -157,12 +159,13 @@ def _paired(a: tuple[str, Mapping[str, Any] | None], b: tuple[str, Mapping[str, 
 
 @dataclass(frozen=True)
 class _Entry:
-    """A results file of one split, parsed, before ranking."""
+    """A results file of one split, read, before ranking."""
     backend: Backend
-    doc: Mapping[str, Any]
+    doc: ResultsFile
+    file: str  # its path from the registry's root
     group: str
     accuracy: float | None
-    detail: Mapping[str, Any] | None
+    detail: Detail | None
     version: str | None
 
 
@@ -175,69 +178,51 @@ def _order(entries: list[_Entry]) -> list[_Entry]:
 
 def _column(key: int, e: _Entry, standing: tuple[str, str, str], on_frontier: bool, current: str | None,
             baseline: float | None, pack_path: str) -> Column:
-    doc, detail = e.doc, e.detail or {}
-    ci = _pair(doc.get("accuracy_ci"))
-    auto = doc.get("threshold_coverage")
-    predictions = _text(doc.get("predictions"))
+    doc, detail = e.doc, e.detail
+    ci = _floats(doc.accuracy_ci)
+    predictions = doc.predictions or None
     folder = e.backend.folder
-    links = [(label, link) for label, link in (
-        ("report", _link(doc.get("report"))), ("results JSON", _link(doc.get("_file"))),
-        ("recording", _link(predictions))) if link]
-    reliability = detail.get("reliability")
-    curve = detail.get("curve")
-    sha = _text(doc.get("predictions_sha256")) or _text(doc.get("recording_sha256"))
+    links = [(label, href) for label, href in (
+        ("report", link(doc.report)), ("results JSON", link(e.file)), ("recording", link(predictions))) if href]
+    sha = doc.sha256
+    mode = doc.mode or "live"
     return Column(
         key=key, backend=e.backend, group=e.group, standing=standing[0], standing_label=standing[1],
         standing_note=standing[2],
-        accuracy=e.accuracy, accuracy_ci=ci, ece=finite(doc.get("ece")), ece_ci=_pair(doc.get("ece_ci")),
-        cost=finite(doc.get("cost_per_case_usd")), p50=finite(doc.get("p50_latency_ms")),
-        p95=finite(doc.get("p95_latency_ms")), n_cases=_int(doc.get("n_cases")), n_items=_int(doc.get("n_items")),
-        case_errors=_int(doc.get("case_errors")), missing_items=_int(doc.get("missing_items")),
-        auto={k: auto.get(k) for k in ("n_auto", "n_total", "coverage", "precision")} if isinstance(auto, Mapping)
-        else None,
-        pack_version=e.version, mode="mock" if e.group == "mock" else (_text(doc.get("mode")) or "live"),
-        served=tuple(str(m) for m in doc.get("recorded_models") or () if isinstance(m, str)),
-        recorded_at=_text(doc.get("recorded_at")), sha=sha[:12] if sha else None,
-        marks=_marks(e.backend, str(doc.get("mode") or "live"), e.version, current, bool(e.detail)),
+        accuracy=e.accuracy, accuracy_ci=ci, ece=_float(doc.ece), ece_ci=_floats(doc.ece_ci),
+        cost=_float(doc.cost_per_case_usd), p50=_float(doc.p50_latency_ms), p95=_float(doc.p95_latency_ms),
+        n_cases=doc.n_cases, n_items=doc.n_items, case_errors=doc.case_errors, missing_items=doc.missing_items,
+        auto=doc.threshold_coverage, pack_version=e.version, mode="mock" if e.group == "mock" else mode,
+        served=doc.recorded_models, recorded_at=doc.recorded_at or None, sha=sha[:12] if sha else None,
+        marks=_marks(e.backend, mode, e.version, current, detail is not None),
         row=charts.interval_row(ci[0] if ci else None, e.accuracy, ci[1] if ci else None, baseline),
-        reliability=charts.reliability(reliability) if isinstance(reliability, list) and reliability else None,
-        curve=charts.coverage_curve(curve) if isinstance(curve, list) and curve else None,
-        locales=_mapping(detail.get("locales")),
+        reliability=charts.reliability(detail.reliability) if detail is not None and detail.reliability else None,
+        curve=charts.coverage_curve(detail.curve) if detail is not None and detail.curve else None,
+        locales=detail.locales if detail is not None else {},
         frontier=on_frontier, replay=_replay(pack_path, folder, predictions),
         in_folder=not predictions or predictions.startswith(f"results/{folder}/"), links=tuple(links),
-        has_detail=bool(e.detail))
+        has_detail=detail is not None)
 
 
-def _heldout(report: Mapping[str, Any], backend: Backend, order: Sequence[str], link: str | None) -> Heldout:
+def _heldout(report: ProtocolReport, backend: Backend, order: Sequence[str], href: str | None) -> Heldout:
     rows = []
-    questions = _mapping(report.get("questions"))
+    questions = report.questions
     for qid in sorted(questions, key=lambda q: (order.index(q) if q in order else len(order), q)):
-        locales = _mapping(_mapping(questions[qid]).get("locales"))
-        for locale, m in sorted(locales.items()):
-            if not isinstance(m, Mapping):
-                continue
-            rows.append({"question": qid, "locale": locale, "threshold": finite(m.get("threshold")),
-                         "rule": _text(m.get("rule")) or "", "coverage": _rate(m.get("coverage")),
-                         "precision": _rate(m.get("selective_precision"))})
-    return Heldout(backend=backend.folder, mock=backend.mock or report.get("mode") == "mock",
-                   source=_text(report.get("thresholds_source")) or "", rows=tuple(rows), link=link)
+        for locale, m in sorted(questions[qid].locales.items()):
+            rows.append(HeldoutRow(qid, locale, _float(m.threshold), m.rule or "", m.coverage,
+                                   m.selective_precision))
+    return Heldout(backend=backend.folder, mock=backend.mock or report.mode == "mock",
+                   source=report.thresholds_source or "", rows=tuple(rows), link=href)
 
 
-def _rate(value: Any) -> Mapping[str, Any]:
-    value = value if isinstance(value, Mapping) else {}
-    return {"value": finite(value.get("value")), "k": _int(value.get("k")), "n": _int(value.get("n")),
-            "ci": _pair(value.get("ci"))}
-
-
-def _entries(found: Sequence[tuple[Backend, Mapping[str, Any]]], current: str | None) -> list[_Entry]:
+def _entries(found: Sequence[tuple[Backend, ResultsFile, str]], current: str | None) -> list[_Entry]:
     """The results files of a split, grouped (ranked, older, mock) and in page order."""
     entries = []
-    for backend, doc in found:
-        version = _text(doc.get("pack_version"))
-        detail = doc.get("detail") if isinstance(doc.get("detail"), Mapping) else None
-        group = ("mock" if backend.mock or doc.get("mode") == "mock" else
+    for backend, doc, file in found:
+        version = doc.pack_version or None
+        group = ("mock" if backend.mock or doc.mode == "mock" else
                  "older" if current is not None and version != current else "ranked")
-        entries.append(_Entry(backend, doc, group, finite(doc.get("accuracy")), detail, version))
+        entries.append(_Entry(backend, doc, file, group, _float(doc.accuracy), doc.detail, version))
     return _order(entries)
 
 
@@ -256,7 +241,7 @@ def _pairs(ranked: Sequence[_Entry]) -> tuple[dict[str, dict[str, Pair]], list[P
 
 
 def _frontier(ranked: Sequence[_Entry]) -> dict[str, bool]:
-    costed = [(e.backend.folder, finite(e.doc.get("cost_per_case_usd")), e.accuracy) for e in ranked]
+    costed = [(e.backend.folder, _float(e.doc.cost_per_case_usd), e.accuracy) for e in ranked]
     drawn = [(folder, cost, acc) for folder, cost, acc in costed if cost is not None and acc is not None]
     return dict(zip((folder for folder, _, _ in drawn), frontier([(cost, acc) for _, cost, acc in drawn])))
 
@@ -270,8 +255,8 @@ def _cost_chart(columns: Sequence[Column]) -> dict[str, Any] | None:
     return charts.cost_accuracy(points) if points else None
 
 
-def _split_block(pack: Any, pack_id: str, split: str, found: list[tuple[Backend, Mapping[str, Any]]],
-                 reports: Mapping[str, tuple[Mapping[str, Any], str]], comparison: str | None,
+def _split_block(pack: Pack | None, pack_id: str, split: str, found: list[tuple[Backend, ResultsFile, str]],
+                 reports: Mapping[str, tuple[ProtocolReport, str]], comparison: str | None,
                  backends: Mapping[str, Backend]) -> SplitBlock:
     current = pack.version if pack is not None else None
     cases = pack.splits[split].cases if pack is not None and split in pack.splits else ()
@@ -300,8 +285,8 @@ def _split_block(pack: Any, pack_id: str, split: str, found: list[tuple[Backend,
         cost_chart=_cost_chart(columns),
         cost_unknown=tuple(c.backend.folder for c in columns if c.group == "ranked" and c.cost is None),
         locale_names=tuple(sorted({name for c in columns for name in c.locales})),
-        heldout=tuple(_heldout(doc, backends.get(folder) or _placeholder(folder), questions, link)
-                      for folder, (doc, link) in sorted(reports.items(),
+        heldout=tuple(_heldout(doc, backends.get(folder) or _placeholder(folder), questions, href)
+                      for folder, (doc, href) in sorted(reports.items(),
                                                         key=lambda kv: _report_order(kv[0], columns))),
         comparison=comparison)
 
@@ -319,43 +304,42 @@ def _placeholder(folder: str) -> Backend:
 
 
 def _pack_block(root: Path, pack_id: str, backends: Mapping[str, Backend], problems: list[str]) -> PackBlock:
-    pack, problem = _load_pack(root, pack_id)
-    found: dict[str, list[tuple[Backend, Mapping[str, Any]]]] = {}
-    reports: dict[str, dict[str, tuple[Mapping[str, Any], str]]] = {}
+    pack, problem = load_pack_or_problem(root, pack_id)
+    found: dict[str, list[tuple[Backend, ResultsFile, str]]] = {}
+    reports: dict[str, dict[str, tuple[ProtocolReport, str]]] = {}
     comparison: dict[str, str] = {}
     inputs = pack_inputs(root, pack_id)
     for path in inputs:
-        rel = _rel(path, root)
+        shown = rel(path, root)
         if path.parent.name == "comparisons" and path.parent.parent == root / "results":
-            comparison[path.name[len(pack_id) + 1:-5]] = _link(rel) or ""
+            comparison[path.name[len(pack_id) + 1:-5]] = link(shown) or ""
             continue
-        parsed = _split_of(path.name, pack_id) if path.parent.parent == root / "results" else None
+        parsed = split_of(path.name, pack_id) if path.parent.parent == root / "results" else None
         if parsed is None:
-            continue
-        doc = _read_json(path, problems, root)
-        if doc is None:
             continue
         kind, split = parsed
         backend = backends[path.parent.name]
         if kind == "report":
-            reports.setdefault(split, {})[backend.folder] = (doc, _link(rel) or "")
-        elif finite(doc.get("n_items")) is None and "accuracy" not in doc:
-            problems.append(f"{rel}: not a results file (no n_items, no accuracy); it is left out of the page")
-        else:
-            found.setdefault(split, []).append((backend, {**doc, "_file": rel}))
+            report = read_report(path, problems, root)
+            if report is not None:
+                reports.setdefault(split, {})[backend.folder] = (report, link(shown) or "")
+            continue
+        results = read_results(path, problems, root)
+        if results is not None:
+            found.setdefault(split, []).append((backend, results, shown))
     names = list(pack.splits) if pack is not None else [""]
     names += sorted(s for s in found if s not in names)
     blocks = tuple(_split_block(pack, pack_id, split, found.get(split, []), reports.get(split, {}),
                                 comparison.get(split), backends)
                    for split in names if split in found or pack is not None)
-    present = {b.folder for rows in found.values() for b, _ in rows}
+    present = {b.folder for rows in found.values() for b, _, _ in rows}
     return PackBlock(
         id=pack_id, anchor=f"pack-{pack_id}", version=pack.version if pack else None,
         license=pack.license if pack else None,
         description=pack.description if pack else None,
         questions=tuple((q.id, q.type, len(q.labels)) for q in pack.questions.values()) if pack else (),
         locales=tuple(pack.locales) if pack else (), n_cases=len(pack.cases) if pack else None,
-        link=_link(f"packs/{pack_id}") if pack else None, digest=digest_of(root, inputs), problem=problem,
+        link=link(f"packs/{pack_id}") if pack else None, digest=digest_of(root, inputs), problem=problem,
         splits=blocks, absent=tuple(sorted(set(backends) - present)))
 
 

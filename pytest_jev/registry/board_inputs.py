@@ -1,5 +1,6 @@
 """The scoreboard's inputs: which files of a registry (packs/ and results/) a pack's block is made
-from, how they are read, and the small coercers that parse their values at the boundary.
+from, and how they are read into the typed models of pytest_jev.formats (a file that cannot be
+read is left out of the page with one problem line, never fails it).
 
 Inputs of a pack's block (`pack_inputs`): its pack.yaml and case files, the results files and
 held-out protocol reports of every backend folder for it, those folders' backend.json, and the
@@ -12,19 +13,20 @@ from __future__ import annotations
 import hashlib
 import re
 import warnings
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ..errors import JevError
 from ..fileio import is_regular, loads, read_bytes
-from ..numbers import finite
+from ..formats.backend_json import BackendInfo
+from ..formats.protocol_json import ProtocolReport
+from ..formats.run_json import ResultsFile
 from ..packs import load_pack
+from ..packs.model import Pack
 from ..paths import backend_json, column_folders
 
 NOT_RESULTS = ("thresholds",)  # <pack>.<name>.json files that are not results of a split
 SHOWN_REPORTS = ("heldout",)  # protocol reports the page shows: <pack>.report.<split>.json
-_SAFE_LINK = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$")
 
 
 class BoardError(JevError):
@@ -34,7 +36,8 @@ class BoardError(JevError):
 # --- inputs ------------------------------------------------------------------------------------
 
 # Not paths.shown(): digest and links need `/` on every OS and no symlink resolving (shown() resolves, uses os.sep)
-def _rel(path: Path, root: Path) -> str:
+def rel(path: Path, root: Path) -> str:
+    """A path from the registry's root, with `/`."""
     try:
         return path.relative_to(root).as_posix()
     except ValueError:
@@ -46,7 +49,7 @@ def backend_folders(root: Path) -> list[Path]:
     return column_folders(root / "results")
 
 
-def _split_of(name: str, pack_id: str) -> tuple[str, str] | None:
+def split_of(name: str, pack_id: str) -> tuple[str, str] | None:
     """('results', split) or ('report', split) for a file of `pack_id`'s in a backend folder."""
     if name == f"{pack_id}.json":
         return "results", ""
@@ -69,7 +72,7 @@ def pack_ids(root: Path) -> list[str]:
     for folder in backend_folders(root):
         for file in folder.glob("*.json"):
             head = file.name.split(".", 1)[0]
-            if head != "backend" and _split_of(file.name, head):
+            if head != "backend" and split_of(file.name, head):
                 ids.add(head)
     return sorted(ids)
 
@@ -82,7 +85,7 @@ def pack_inputs(root: Path, pack_id: str) -> list[Path]:
         out.append(folder / "pack.yaml")
         out.extend(sorted(p for p in folder.glob("*.jsonl") if is_regular(p) and not p.name.startswith("predictions")))
     for backend in backend_folders(root):
-        own = sorted(p for p in backend.glob(f"{pack_id}*.json") if is_regular(p) and _split_of(p.name, pack_id))
+        own = sorted(p for p in backend.glob(f"{pack_id}*.json") if is_regular(p) and split_of(p.name, pack_id))
         if own:
             out.extend([backend_json(backend), *own])
     comparisons = root / "results" / "comparisons"
@@ -100,70 +103,60 @@ def digest_of(root: Path, inputs: list[Path]) -> str:
     total = hashlib.sha256()
     for path in inputs:
         data = read_bytes(path, BoardError)
-        total.update(f"{_rel(path, root)}\0{hashlib.sha256(data).hexdigest()}\n".encode())
+        total.update(f"{rel(path, root)}\0{hashlib.sha256(data).hexdigest()}\n".encode())
     return f"sha256:{total.hexdigest()}"
 
 
-def _read_json(path: Path, problems: list[str], root: Path) -> dict[str, Any] | None:
+def _read_object(path: Path, problems: list[str], root: Path) -> dict[str, Any] | None:
     try:
         doc = loads(read_bytes(path, BoardError))
     except (BoardError, ValueError, UnicodeDecodeError) as exc:
-        problems.append(f"{_rel(path, root)}: cannot be read ({exc}); it is left out of the page")
+        problems.append(f"{rel(path, root)}: cannot be read ({exc}); it is left out of the page")
         return None
     if not isinstance(doc, dict):
-        problems.append(f"{_rel(path, root)}: is not a JSON object; it is left out of the page")
+        problems.append(f"{rel(path, root)}: is not a JSON object; it is left out of the page")
         return None
     return doc
 
 
-# --- values, parsed at the boundary -------------------------------------------------------------
-
-def _pair(value: Any) -> tuple[float, float] | None:
-    if isinstance(value, (list, tuple)) and len(value) == 2:
-        lo, hi = finite(value[0]), finite(value[1])
-        if lo is not None and hi is not None:
-            return lo, hi
-    return None
+def read_backend(folder: Path, problems: list[str], root: Path) -> BackendInfo:
+    """A backend folder's backend.json (an empty one when it cannot be read: a problem line says so)."""
+    doc = _read_object(backend_json(folder), problems, root)
+    return BackendInfo.from_json(doc) if doc is not None else BackendInfo()
 
 
-def _int(value: Any) -> int | None:
-    number = finite(value)
-    return int(number) if number is not None and number == int(number) else None
+def read_results(path: Path, problems: list[str], root: Path) -> ResultsFile | None:
+    """A results file; None (and a problem line) when it cannot be read or holds no numbers."""
+    doc = _read_object(path, problems, root)
+    if doc is None:
+        return None
+    results = ResultsFile.from_json(doc)
+    if results.n_items is None and not results.has("accuracy"):
+        problems.append(f"{rel(path, root)}: not a results file (no n_items, no accuracy); it is left out of the page")
+        return None
+    return results
 
 
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+def read_report(path: Path, problems: list[str], root: Path) -> ProtocolReport | None:
+    """A protocol report; None (and a problem line) when it cannot be read."""
+    doc = _read_object(path, problems, root)
+    return ProtocolReport.from_json(doc) if doc is not None else None
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+_SAFE_LINK = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$")
 
 
-def _link(path: Any) -> str | None:
+def link(path: str | None) -> str | None:
     """A link from docs/index.html to a file of the repository, for a safe relative path only."""
-    if not isinstance(path, str) or not _SAFE_LINK.match(path) or ".." in path.split("/"):
+    if path is None or not _SAFE_LINK.match(path) or ".." in path.split("/"):
         return None
     return f"../{path}"
 
 
-def _pricing(info: Mapping[str, Any]) -> str:
-    table = info.get("pricing")
-    if isinstance(table, Mapping):
-        prices = table.get("input_usd_per_mtok"), table.get("output_usd_per_mtok")
-    else:
-        table = info.get("pricing_usd_per_mtok")
-        prices = (table.get("input"), table.get("output")) if isinstance(table, Mapping) else (None, None)
-    given = [finite(p) for p in prices]
-    if all(p is None for p in given):
-        return "not stated"
-    if all(p == 0 for p in given):
-        return "free ($0 per M tokens)"
-    return " / ".join("?" if p is None else f"${p:g}" for p in given) + " per M tokens (input / output)"
-
-
 # --- the pack -------------------------------------------------------------------------------------
 
-def _load_pack(root: Path, pack_id: str) -> tuple[Any, str | None]:
+def load_pack_or_problem(root: Path, pack_id: str) -> tuple[Pack | None, str | None]:
+    """The pack of packs/<pack_id>, or why the page cannot check numbers against it."""
     folder = root / "packs" / pack_id
     if not is_regular(folder / "pack.yaml"):
         return None, f"no pack folder packs/{pack_id}: the numbers below cannot be checked against a pack version"

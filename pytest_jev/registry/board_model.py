@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..formats.protocol_json import Rate
+from ..formats.run_json import LocaleNumbers, ThresholdCoverage
 from . import charts
 
 
@@ -57,7 +59,7 @@ class Column:
     n_items: int | None
     case_errors: int | None
     missing_items: int | None
-    auto: Mapping[str, Any] | None  # threshold_coverage: n_auto, n_total, coverage, precision
+    auto: ThresholdCoverage | None  # items auto-accepted under the pack's floors, and their precision
     pack_version: str | None
     mode: str
     served: tuple[str, ...]
@@ -67,7 +69,7 @@ class Column:
     row: Mapping[str, Any]  # interval_row geometry
     reliability: Mapping[str, Any] | None
     curve: Mapping[str, Any] | None
-    locales: Mapping[str, Any]
+    locales: Mapping[str, LocaleNumbers]
     frontier: bool
     replay: str
     in_folder: bool  # its recording lives in its backend folder (replayed with --jev-backend)
@@ -87,11 +89,23 @@ class Pair:
 
 
 @dataclass(frozen=True)
+class HeldoutRow:
+    """One question and locale of a held-out report: the threshold applied and what it gave."""
+
+    question: str
+    locale: str
+    threshold: float | None
+    rule: str
+    coverage: Rate
+    precision: Rate  # selective precision
+
+
+@dataclass(frozen=True)
 class Heldout:
     backend: str
     mock: bool
     source: str
-    rows: tuple[Mapping[str, Any], ...]  # question, locale, threshold, rule, coverage, precision
+    rows: tuple[HeldoutRow, ...]
     link: str | None
 
 

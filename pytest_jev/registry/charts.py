@@ -10,6 +10,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..formats.run_json import CurvePoint, ReliabilityBin
+
 W, H, PAD = 160, 120, 18  # viewBox size and the margin left and below for axis labels
 
 
@@ -21,29 +23,29 @@ def _y(value: float) -> float:
     return round(H - PAD - value * (H - PAD - 4), 2)
 
 
-def reliability(bins: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def reliability(bins: Sequence[ReliabilityBin]) -> dict[str, Any]:
     """Bars of observed accuracy per probability bin (width = bin, opacity grows with its share
     of items), a dot at each bin's mean probability, and the diagonal of perfect calibration."""
-    total = sum(int(b["n"]) for b in bins) or 1
+    total = sum(int(b.n) for b in bins) or 1
     bars = []
     for b in bins:
-        x0, x1 = _x(b["lo"]), _x(b["hi"])
-        top = _y(b["accuracy"])
+        x0, x1 = _x(b.lo), _x(b.hi)
+        top = _y(b.accuracy)
         bars.append({"x": x0, "y": top, "w": round(x1 - x0 - 1, 2), "h": round(_y(0) - top, 2),
-                     "opacity": round(0.25 + 0.75 * int(b["n"]) / total, 3),
-                     "cx": _x(b["mean_p"]), "cy": _y(b["mean_p"]),
-                     "title": f"p {b['lo']:.1f}-{b['hi']:.1f}: {b['n']} items, mean p {b['mean_p']:.3f}, "
-                              f"accuracy {b['accuracy']:.3f}"})
+                     "opacity": round(0.25 + 0.75 * int(b.n) / total, 3),
+                     "cx": _x(b.mean_p), "cy": _y(b.mean_p),
+                     "title": f"p {b.lo:.1f}-{b.hi:.1f}: {b.n} items, mean p {b.mean_p:.3f}, "
+                              f"accuracy {b.accuracy:.3f}"})
     return {"w": W, "h": H, "bars": bars, "diagonal": f"{_x(0)},{_y(0)} {_x(1)},{_y(1)}", **_axes(0.0, 1.0)}
 
 
-def coverage_curve(points: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def coverage_curve(points: Sequence[CurvePoint]) -> dict[str, Any]:
     """Precision (y) against coverage (x) as the acceptance threshold rises from 0.50 to 0.99."""
-    drawn = [p for p in points if p.get("precision") is not None]
-    line = " ".join(f"{_x(p['coverage'])},{_y(p['precision'])}" for p in drawn)
-    marks = [{"cx": _x(p["coverage"]), "cy": _y(p["precision"]),
-              "title": f"p >= {p['t']:.2f}: coverage {p['coverage']:.3f}, precision {p['precision']:.3f}"}
-             for p in drawn if round(p["t"] * 100) % 10 == 0]
+    drawn = [(p.t, p.coverage, p.precision) for p in points if p.precision is not None]
+    line = " ".join(f"{_x(coverage)},{_y(precision)}" for _, coverage, precision in drawn)
+    marks = [{"cx": _x(coverage), "cy": _y(precision),
+              "title": f"p >= {t:.2f}: coverage {coverage:.3f}, precision {precision:.3f}"}
+             for t, coverage, precision in drawn if round(t * 100) % 10 == 0]
     return {"w": W, "h": H, "line": line, "marks": marks, **_axes(0.0, 1.0)}
 
 

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..numbers import finite
+from ..formats.run_json import RunNumbers
 
 RULE = ("min_accuracy = CI lower bound - 0.01; max_ece = ECE + 0.03 (at least 0.05);",
         "max_cost_per_case_usd = cost x 2; max_p95_latency_ms = p95 x 1.5")
@@ -43,18 +43,17 @@ class Baseline:
     p95_latency_ms: float | None
 
 
-def baseline(runs: Sequence[Mapping[str, Any]]) -> Baseline:
-    """The baseline of a pack from its runs' metrics (`jevassert check --json` keys)."""
+def baseline(runs: Sequence[RunNumbers]) -> Baseline:
+    """The baseline of a pack from its runs' numbers (a results file's, or a --jev-json run's)."""
 
     def pick(values: list[float | None], worst: Any) -> float | None:
-        known = [v for v in values if v is not None]
+        known = [float(v) for v in values if v is not None]
         return worst(known) if known and len(known) == len(values) else None
 
-    lows = [finite((run.get("accuracy_ci") or [None])[0]) for run in runs]
-    return Baseline(accuracy_ci_low=pick(lows, min),
-                    ece=pick([finite(run.get("ece")) for run in runs], max),
-                    cost_per_case_usd=pick([finite(run.get("cost_per_case_usd")) for run in runs], max),
-                    p95_latency_ms=pick([finite(run.get("p95_latency_ms")) for run in runs], max))
+    lows = [run.accuracy_ci[0] if run.accuracy_ci is not None else None for run in runs]
+    return Baseline(accuracy_ci_low=pick(lows, min), ece=pick([run.ece for run in runs], max),
+                    cost_per_case_usd=pick([run.cost_per_case_usd for run in runs], max),
+                    p95_latency_ms=pick([run.p95_latency_ms for run in runs], max))
 
 
 def derive(base: Baseline) -> dict[str, float]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
 
 from ..errors import JevError
 from ..fileio import exists, read_text
+from ..formats.run_json import ResultsFile
 from ..packs.model import Pack
 from ..paths import shown
 from .derive import baseline, derive, looser, merged, render, source_of
@@ -37,7 +37,7 @@ def evidence_folder(pack: Pack, results_dir: Path, backend: str | None) -> Path:
     return folder
 
 
-def evidence(pack: Pack, folder: Path) -> list[dict[str, Any]]:
+def evidence(pack: Pack, folder: Path) -> list[ResultsFile]:
     """The results files of a pack in a backend folder: one, or one per split."""
     docs = []
     for split in pack.splits:

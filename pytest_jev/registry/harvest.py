@@ -34,6 +34,8 @@ from ..backends.catalog import Catalog
 from ..errors import JevError, printable
 from ..evaluate import integrity_problems
 from ..fileio import atomic_write, is_regular
+from ..formats.harvest_row import HarvestRow, HarvestVote
+from ..formats.recording_line import RecordingLine
 from ..grade import decide, grade
 from ..packs import load_pack
 from ..packs.model import Case, Pack, Question
@@ -73,14 +75,12 @@ class Vote:
     probability: float | None = None
     top2: tuple[tuple[str, float], ...] = ()  # choice and score: the two most probable labels
 
-    def to_json(self) -> dict[str, Any]:
+    def to_vote(self) -> HarvestVote:
+        """The vote as a harvest row holds it (probabilities rounded to DIGITS)."""
         if self.status != DECIDED:
-            return {"status": self.status}
-        out: dict[str, Any] = {"status": DECIDED, "decision": self.decision,
-                               "probability": _number(self.probability)}
-        if self.top2:
-            out["top2"] = [[label, _number(p)] for label, p in self.top2]
-        return out
+            return HarvestVote(self.status)
+        return HarvestVote(DECIDED, self.decision, _number(self.probability),
+                           tuple((label, _number(p)) for label, p in self.top2) or None)
 
 
 @dataclass(frozen=True)
@@ -92,15 +92,14 @@ class Row:
     votes: tuple[Vote, ...]  # in the order of Harvest.backends
     agreed_probability: float | None = None  # all-wrong: mean probability of the agreed label
 
-    def to_json(self, pack: Pack, backends: Sequence[Backend]) -> dict[str, Any]:
-        return {
-            "kind": self.kind, "pack": pack.id, "pack_version": pack.version, "case_id": self.case.id,
-            "split": self.split, "locale": self.case.locale, "tags": list(self.case.tags),
-            "question": self.question.id, "type": self.question.type, "gold": self.case.expect[self.question.id],
-            "agreed_probability": _number(self.agreed_probability),
-            "answers": {b.folder: vote.to_json() for b, vote in zip(backends, self.votes)},
-            "state": state_excerpt(pack, self.case),
-        }
+    def to_line(self, pack: Pack, backends: Sequence[Backend]) -> HarvestRow:
+        """The row as a line of <pack>.harvest.jsonl."""
+        return HarvestRow(
+            kind=self.kind, pack=pack.id, pack_version=pack.version, case_id=self.case.id, split=self.split,
+            locale=self.case.locale, tags=self.case.tags, question=self.question.id, type=self.question.type,
+            gold=self.case.expect[self.question.id], agreed_probability=_number(self.agreed_probability),
+            answers={b.folder: vote.to_vote() for b, vote in zip(backends, self.votes)},
+            state=state_excerpt(pack, self.case))
 
 
 @dataclass(frozen=True)
@@ -168,12 +167,12 @@ def load_backends(pack: Pack, folders: Sequence[Path], results_dir: Path) -> tup
 
 # -- comparing --------------------------------------------------------------------------------
 
-def vote(question: Question, line: Mapping[str, Any] | None) -> Vote:
+def vote(question: Question, line: RecordingLine | None) -> Vote:
     """A backend's answer to `question` read as grading reads it."""
-    if line is None or line.get("error") or line.get("answers") is None:
+    answers = line.answers if line is not None else None
+    if line is None or line.error or answers is None:
         return Vote(ERROR)
-    answers = line["answers"]
-    answer = answers.get(question.id) if isinstance(answers, dict) else None
+    answer = answers.get(question.id)
     decided = decide(question, answer) if isinstance(answer, dict) else None
     if decided is None:
         return Vote(UNUSABLE)
@@ -248,8 +247,7 @@ def state_excerpt(pack: Pack, case: Case) -> dict[str, str]:
 # -- writing ----------------------------------------------------------------------------------
 
 def jsonl(harvest: Harvest) -> bytes:
-    return b"".join((json.dumps(row.to_json(harvest.pack, harvest.backends), ensure_ascii=False) + "\n")
-                    .encode("utf-8") for row in harvest.rows)
+    return "".join(row.to_line(harvest.pack, harvest.backends).dumps() for row in harvest.rows).encode("utf-8")
 
 
 def md_text(text: str) -> str:

@@ -8,12 +8,12 @@ function of the repository, so a check compares it byte for byte with what it sh
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 from ..errors import JevError
-from ..fileio import atomic_write, exists, is_regular, loads, read_text
+from ..fileio import exists, is_regular, loads, read_text
+from ..formats.index_json import IndexBackend, IndexEntry, RegistryIndex
+from ..formats.run_json import ResultsFile
 from ..packs import load_pack
 from ..packs.model import Pack
 from ..paths import shown
@@ -23,7 +23,7 @@ INDEX = "index.json"
 FIX = "regenerate it with `jev-packs refresh` (or `jev-packs index`)"
 
 
-def _results(pack: Pack, folder: Path) -> list[dict[str, Any]]:
+def _results(pack: Pack, folder: Path) -> list[ResultsFile]:
     out = []
     for split in pack.splits:
         path = results_file(folder, pack.id, split)
@@ -35,59 +35,54 @@ def _results(pack: Pack, folder: Path) -> list[dict[str, Any]]:
     return out
 
 
-def entry(pack: Pack, root: Path, results_dir: Path, found: list[tuple[Path, list[dict[str, Any]]]] | None = None
-          ) -> dict[str, Any]:
+def entry(pack: Pack, root: Path, results_dir: Path, found: list[tuple[Path, list[ResultsFile]]] | None = None
+          ) -> IndexEntry:
     backends = []
     verified = False
     for folder, docs in found if found is not None else _found(pack, results_dir):
         if not docs:
             continue
-        versions = sorted({str(d.get("pack_version") or d.get("version")) for d in docs})
-        models = sorted({m for d in docs for m in d.get("recorded_models") or []})
-        modes = sorted({str(d.get("mode") or "live") for d in docs})
-        backends.append({"id": folder.name, "models": models, "pack_versions": versions, "mode": modes[-1] if
-                         len(modes) == 1 else "mixed", "current": versions == [pack.version]})
+        versions = sorted({str(d.numbers_version) for d in docs})
+        models = sorted({m for d in docs for m in d.recorded_models})
+        modes = sorted({d.mode or "live" for d in docs})
+        backends.append(IndexBackend(folder.name, tuple(models), tuple(versions),
+                                     modes[-1] if len(modes) == 1 else "mixed", versions == [pack.version]))
         if pack.tested is not None and pack.tested in models and versions == [pack.version]:
             verified = True
     evidence = pack.path / "evidence.md"
     verified = verified and is_regular(evidence)
-    return {"id": pack.id, "version": pack.version, "path": shown(pack.path, root), "license": pack.license,
-            "status": "verified" if verified else "provisional",
-            "evidence": shown(evidence, root) if is_regular(evidence) else None,
-            "tested": pack.tested, "spec": pack.spec, "splits": list(pack.splits) if pack.declares_splits else [],
-            "locales": sorted({c.locale for c in pack.cases if c.locale}), "cases": len(pack.cases),
-            "questions": {qid: q.type for qid, q in pack.questions.items()}, "backends": backends}
+    return IndexEntry(
+        id=pack.id, version=pack.version, path=shown(pack.path, root), license=pack.license,
+        status="verified" if verified else "provisional",
+        evidence=shown(evidence, root) if is_regular(evidence) else None, tested=pack.tested, spec=pack.spec,
+        splits=tuple(pack.splits) if pack.declares_splits else (),
+        locales=tuple(sorted({c.locale for c in pack.cases if c.locale})), cases=len(pack.cases),
+        questions={qid: q.type for qid, q in pack.questions.items()}, backends=tuple(backends))
 
 
-def build(root: Path, packs_dir: Path | None = None, results_dir: Path | None = None) -> dict[str, Any]:
+def build(root: Path, packs_dir: Path | None = None, results_dir: Path | None = None) -> RegistryIndex:
     packs_dir = packs_dir or root / "packs"
     results_dir = results_dir or root / "results"
     packs = [load_pack(p.parent) for p in sorted(packs_dir.glob("*/pack.yaml"))]
     found = [_found(pack, results_dir) for pack in packs]
-    dates = [str(d["recorded_at"]) for rows in found for _, docs in rows for d in docs if d.get("recorded_at")]
-    return {"spec": 0, "kind": "jev-packs registry", "updated": max(dates, default=None),
-            "packs": [entry(pack, root, results_dir, rows) for pack, rows in zip(packs, found)]}
+    dates = [d.recorded_at for rows in found for _, docs in rows for d in docs if d.recorded_at]
+    return RegistryIndex(spec=0, kind=RegistryIndex.KIND, updated=max(dates, default=None),
+                         packs=tuple(entry(pack, root, results_dir, rows) for pack, rows in zip(packs, found)))
 
 
-def _found(pack: Pack, results_dir: Path) -> list[tuple[Path, list[dict[str, Any]]]]:
+def _found(pack: Pack, results_dir: Path) -> list[tuple[Path, list[ResultsFile]]]:
     return [(folder, _results(pack, folder)) for folder in _folders(results_dir)]
 
 
-def dumps(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
 def write(root: Path) -> Path:
-    path = root / INDEX
-    atomic_write(path, dumps(build(root)).encode("utf-8"))
-    return path
+    return build(root).write(root / INDEX)
 
 
 def stale_problem(root: Path) -> str | None:
     path = root / INDEX
     if not exists(path):
         return f"{INDEX}: missing; {FIX}"
-    if read_text(path, JevError) != dumps(build(root)):
+    if read_text(path, JevError) != build(root).dumps():
         return f"{INDEX}: does not match the packs and results/; {FIX}"
     return None
 
@@ -99,12 +94,11 @@ def entry_problem(pack: Pack, root: Path) -> str | None:
         doc = loads(read_text(path, JevError))
     except (JevError, ValueError) as exc:
         return f"{INDEX}: unreadable ({exc}); {FIX}"
-    entries = [e for e in (doc.get("packs") or []) if isinstance(e, dict) and e.get("id") == pack.id] \
-        if isinstance(doc, dict) else []
-    if not entries:
+    found = RegistryIndex.from_json(doc).entry(pack.id) if isinstance(doc, dict) else None
+    if found is None:
         return f"{INDEX}: no entry for pack {pack.id}; {FIX}"
-    want = entry(pack, root, root / "results")
-    wrong = [key for key in want if entries[0].get(key) != want[key]]
+    want, have = entry(pack, root, root / "results").to_json(), found.to_json()
+    wrong = [key for key in want if have.get(key) != want[key]]
     if wrong:
         return f"{INDEX}: the entry of {pack.id} is out of date ({', '.join(wrong)}); {FIX}"
     return None
@@ -112,4 +106,3 @@ def entry_problem(pack: Pack, root: Path) -> str | None:
 
 def _folders(results_dir: Path) -> list[Path]:
     return sorted(p for p in results_dir.iterdir() if p.is_dir()) if results_dir.is_dir() else []
-

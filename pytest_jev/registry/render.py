@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ..formats.run_json import ResultsFile
 from . import charts
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -51,18 +52,16 @@ OPTIONAL: dict[str, Any] = {
 
 
 def with_defaults(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """A results file with the keys jevassert's files (or older ones) lack filled in as absent."""
+    """A results file's JSON with the keys jevassert's files (or older ones) lack filled in as absent."""
     return {**OPTIONAL, **doc}
 
 
-def report_markdown(doc: Mapping[str, Any], title: str = "jev-packs report") -> str:
-    """The human report of a results file (also the pack's evidence.md for its pinned model)."""
-
-    doc = with_defaults(doc)
-    detail = doc.get("detail") or {}
+def report_markdown(results: ResultsFile, title: str = "jev-packs report") -> str:
+    """The human report of a results file (also the pack's evidence.md for its pinned model): the
+    template lays out the file as written."""
+    detail = results.detail
     drawn = None
-    if detail.get("reliability") is not None and detail.get("curve") is not None:
-        drawn = {"reliability": charts.reliability(detail["reliability"]),
-                 "curve": charts.coverage_curve(detail["curve"])}
-    return render("report.md.j2", {"r": doc, "title": title, "locales": detail.get("locales") or {},
-                                   "charts": drawn})
+    if detail is not None:
+        drawn = {"reliability": charts.reliability(detail.reliability), "curve": charts.coverage_curve(detail.curve)}
+    return render("report.md.j2", {"r": with_defaults(results.to_json()), "title": title,
+                                   "locales": detail.locales if detail is not None else {}, "charts": drawn})

@@ -11,23 +11,22 @@ marks). A pack with splits has one file per split: `<pack>.<split>.json`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ..errors import JevError
 from ..fileio import atomic_write, exists, is_regular, loads, read_text
+from ..formats.backend_json import BackendInfo
+from ..formats.run_json import NOT_IN_RESULTS, ResultsFile
 from ..packs.model import Pack
 from ..paths import backend_info, backend_json, column_folders, predictions_in, safe_name, shown
 from ..recording_file import load_recording
 from ..run_result import RunResult
 from .render import report_markdown
 
-KIND = "jev-packs results"
 # the numbers a results file must share with a replay of its recording
 COMPARED = ("n_cases", "n_items", "case_errors", "missing_items", "accuracy", "accuracy_ci", "ece", "ece_ci",
             "cost_per_case_usd", "p50_latency_ms", "p95_latency_ms", "recorded_models", "rubric")
-DROPPED = ("recording", "mismatches", "protocol", "unknown_case_ids", "gates_skipped")
 
 
 class ResultsError(JevError):
@@ -69,51 +68,46 @@ def recorded_at(recording: Path, folder: Path) -> str | None:
     if newest:
         return newest
     try:
-        info = backend_info(folder) or {}
+        info = backend_info(folder)
     except JevError:
-        info = {}
-    updated = info.get("updated")
-    return updated[:10] if isinstance(updated, str) else None
+        info = None
+    updated = BackendInfo.from_json(info).updated if info is not None else None
+    return updated[:10] if updated is not None else None
 
 
 
-def results_doc(run: RunResult, recording: Path, folder: Path, root: Path) -> dict[str, Any]:
-    """The results file of a run: jevassert's keys, then the provenance and detail we add."""
-    doc = {key: value for key, value in run.to_json().items() if key not in DROPPED}
+def results_of(run: RunResult, recording: Path, folder: Path, root: Path) -> ResultsFile:
+    """The results file of a run: jevassert's keys, then the provenance and detail we add, in the
+    run's key order (questions in pack order, so reports list them as the pack does)."""
+    doc = {key: value for key, value in run.to_json().items() if key not in NOT_IN_RESULTS}
     doc.update({
-        "kind": KIND, "pack_version": run.version, "backend": folder.name,
+        "kind": ResultsFile.KIND, "pack_version": run.version, "backend": folder.name,
         "predictions": shown(recording, root), "predictions_sha256": run.recording_sha256,
         "report": shown(report_file(folder, run.pack, run.split), root),
         "recorded_at": recorded_at(recording, folder),
     })
-    return doc
+    return ResultsFile.from_json(loads(json.dumps(doc)))  # as a reader of the file sees it
 
 
-def dumps(doc: Mapping[str, Any]) -> str:
-    """In the run's key order (jevassert's keys first, questions in pack order), so reports that
-    read the file list questions as the pack does; deterministic all the same."""
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-
-
-def write(doc: Mapping[str, Any], markdown: str, folder: Path, pack_id: str, split: str) -> list[Path]:
-    written = [results_file(folder, pack_id, split), report_file(folder, pack_id, split)]
-    atomic_write(written[0], dumps(doc).encode("utf-8"))
+def write(results: ResultsFile, markdown: str, folder: Path, pack_id: str, split: str) -> list[Path]:
+    written = [results.write(results_file(folder, pack_id, split)), report_file(folder, pack_id, split)]
     atomic_write(written[1], markdown.encode("utf-8"))
     return written
 
 
-def read(path: Path) -> dict[str, Any]:
+def read(path: Path) -> ResultsFile:
     try:
         doc = loads(read_text(path, ResultsError))
     except ValueError as exc:
         raise ResultsError(f"not valid JSON ({exc})", file=path, fix="refresh it (jev-packs refresh)") from None
     if not isinstance(doc, dict):
         raise ResultsError("is not a JSON object", file=path, fix="refresh it (jev-packs refresh)")
-    return doc
+    return ResultsFile.from_json(doc)
 
 
-def differences(stored: Mapping[str, Any], fresh: Mapping[str, Any]) -> list[str]:
+def differences(stored_file: ResultsFile, fresh_file: ResultsFile) -> list[str]:
     """The compared fields where a stored results file and a fresh replay disagree."""
+    stored, fresh = stored_file.to_json(), fresh_file.to_json()
     out = []
     if stored.get("predictions_sha256") != fresh.get("predictions_sha256"):
         out.append(f"predictions_sha256 is {stored.get('predictions_sha256')} but the recording's is "
@@ -145,20 +139,20 @@ def sibling_problems(pack: Pack, results_dir: Path, root: Path, skip: Path) -> I
                     yield f"{shown(path, root)}: missing for {shown(recording, root)}; {refresh}"
                 continue
             try:
-                doc = read(path)
+                results = read(path)
             except ResultsError as exc:
                 yield exc.one_line()
                 continue
-            named = root / str(doc.get("predictions", ""))
-            if not is_regular(named):
-                yield f"{shown(path, root)}: its recording {doc.get('predictions')} does not exist; {refresh}"
+            named = root / (results.predictions or "")
+            if results.predictions is None or not is_regular(named):
+                yield f"{shown(path, root)}: its recording {results.predictions} does not exist; {refresh}"
                 continue
             loaded = load_recording(named)
-            if doc.get("predictions_sha256") != loaded.sha256:
-                yield (f"{shown(path, root)}: predictions_sha256 is {doc.get('predictions_sha256')} but "
-                       f"{doc.get('predictions')} has {loaded.sha256}; {refresh}")
-            elif sorted(doc.get("recorded_models") or []) != sorted(loaded.models()):
-                yield (f"{shown(path, root)}: recorded_models is {doc.get('recorded_models')} but the recording "
+            if results.predictions_sha256 != loaded.sha256:
+                yield (f"{shown(path, root)}: predictions_sha256 is {results.predictions_sha256} but "
+                       f"{results.predictions} has {loaded.sha256}; {refresh}")
+            elif sorted(results.recorded_models) != sorted(loaded.models()):
+                yield (f"{shown(path, root)}: recorded_models is {list(results.recorded_models)} but the recording "
                        f"holds {sorted(loaded.models())}; {refresh}")
 
 
@@ -179,13 +173,13 @@ def sync(pack: Pack, run: RunResult, recording: Path, results_dir: Path, root: P
     Returns (files written, problems), each problem one line naming the file and the fix."""
 
     folder = results_folder(recording, results_dir, run.recorded_models)
-    doc = json.loads(dumps(results_doc(run, recording, folder, root)))  # as a reader of the file sees it
+    results = results_of(run, recording, folder, root)
     refresh = refresh_command(pack, folder.name, root)
     evidence = pack.path / "evidence.md" if evidence_due(pack, run.recorded_models) and not run.split else None
     if write_files:
-        written = write(doc, report_markdown(doc), folder, pack.id, run.split)
+        written = write(results, report_markdown(results), folder, pack.id, run.split)
         if evidence is not None:
-            atomic_write(evidence, report_markdown(doc, "jev-packs evidence").encode("utf-8"))
+            atomic_write(evidence, report_markdown(results, "jev-packs evidence").encode("utf-8"))
             written.append(evidence)
         return written, []
     problems: list[str] = []
@@ -198,13 +192,13 @@ def sync(pack: Pack, run: RunResult, recording: Path, results_dir: Path, root: P
         except ResultsError as exc:
             problems.append(exc.one_line())
         else:
-            problems.extend(f"{shown(path, root)}: {why}; {refresh}" for why in differences(stored, doc))
+            problems.extend(f"{shown(path, root)}: {why}; {refresh}" for why in differences(stored, results))
             md = report_file(folder, pack.id, run.split)
             if not problems and (not is_regular(md) or md.read_text(encoding="utf-8") != report_markdown(stored)):
                 problems.append(f"{shown(md, root)}: the report is not the one its results file renders; "
                                 f"{refresh}")
-    if evidence is not None and (not is_regular(evidence) or
-                                 evidence.read_text(encoding="utf-8") != report_markdown(doc, "jev-packs evidence")):
+    if evidence is not None and (not is_regular(evidence) or evidence.read_text(encoding="utf-8")
+                                 != report_markdown(results, "jev-packs evidence")):
         problems.append(f"{shown(evidence, root)}: not the evidence the pinned model's recording gives; {refresh}")
     if siblings:
         problems.extend(sibling_problems(pack, results_dir, root, folder))

@@ -1,13 +1,13 @@
 """--jev-json: {"runs": [...]} with jevassert check --json keys plus backend and recording;
-{"stability": [...]} too after --jev-repeat."""
+{"stability": [...]} too after --jev-repeat (the format: formats/run_json.py, JevJson)."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from ..fileio import atomic_write
+from ..formats.run_json import jev_json_bytes
 from ..run_result import RunResult
 
 
@@ -19,9 +19,5 @@ def write_runs(path: Path, runs: list[RunResult], stability: list[dict[str, Any]
     doc: dict[str, Any] = {"runs": [run.to_json() for run in runs]}
     if stability:
         doc["stability"] = stability
-    try:
-        data = (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (legal JSON escape, e.g. in a case id): escape all
-        data = (json.dumps(doc, indent=2) + "\n").encode("ascii")
-    atomic_write(path, data)
+    atomic_write(path, jev_json_bytes(doc))
     return path

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import node_name_part, printable
 from ..run_result import RunResult
+
+if TYPE_CHECKING:
+    from ..formats.protocol_json import ProtocolRun, Rate
 
 
 def _f(value: Any, spec: str = ".3f", none: str = "-") -> str:
@@ -67,32 +70,31 @@ def run_lines(run: RunResult) -> Iterator[str]:
         yield from protocol_lines(run.protocol)
 
 
-def _ci(entry: dict[str, Any]) -> str:
-    if entry["value"] is None:
+def _ci(rate: Rate) -> str:
+    if rate.value is None:
         return "-"
-    ci = entry["ci"]
-    return f"{entry['value']:.3f} ({ci[0]:.3f}-{ci[1]:.3f})" if ci else f"{entry['value']:.3f}"
+    ci = rate.ci
+    return f"{rate.value:.3f} ({ci[0]:.3f}-{ci[1]:.3f})" if ci else f"{rate.value:.3f}"
 
 
-def protocol_lines(protocol: dict[str, Any]) -> Iterator[str]:
+def protocol_lines(protocol: ProtocolRun) -> Iterator[str]:
     """The protocol run's selective metrics, per question and locale (locales never blended)."""
-    report = protocol["report"]
-    refused = " (refused: see check[protocol])" if protocol["problems"] else ""
-    yield (f"protocol {protocol['role']}{refused}: thresholds from {report['thresholds_source']}; "
-           f"{report['samples']['total']} samples, {report['samples']['failed']} failed calls")
-    for qid, question in report["questions"].items():
-        for locale, entry in question["locales"].items():
-            t = (f"{entry['threshold']:.2f}" if entry["threshold"] is not None else
-                 "abstain" if entry["rule"].startswith("abstain") else "none")
-            yield (f"  {qid} [{locale}] t={t}: coverage {_ci(entry['coverage'])}, selective precision "
-                   f"{_ci(entry['selective_precision'])}, decided {entry['samples']['decided']}/"
-                   f"{entry['samples']['total']}")
-    thresholds = protocol.get("thresholds")
+    report = protocol.report
+    refused = " (refused: see check[protocol])" if protocol.problems else ""
+    yield (f"protocol {protocol.role}{refused}: thresholds from {report.thresholds_source}; "
+           f"{report.samples.total} samples, {report.samples.failed} failed calls")
+    for qid, question in report.questions.items():
+        for locale, entry in question.locales.items():
+            t = (f"{entry.threshold:.2f}" if entry.threshold is not None else
+                 "abstain" if (entry.rule or "").startswith("abstain") else "none")
+            yield (f"  {qid} [{locale}] t={t}: coverage {_ci(entry.coverage)}, selective precision "
+                   f"{_ci(entry.selective_precision)}, decided {entry.samples.decided}/{entry.samples.total}")
+    thresholds = protocol.thresholds
     if thresholds is not None:
-        missed = [f"{qid} [{loc}]" for qid, per in thresholds["thresholds"].items() for loc, e in per.items()
-                  if e["threshold"] is None]
+        missed = [f"{qid} [{loc}]" for qid, per in thresholds.thresholds.items() for loc, e in per.items()
+                  if e.threshold is None]
         if missed:
-            yield f"  target precision {thresholds['target_precision']} not reached for: {', '.join(missed)}"
+            yield f"  target precision {thresholds.target_precision} not reached for: {', '.join(missed)}"
 
 
 def _cost_line(run: RunResult) -> str:
