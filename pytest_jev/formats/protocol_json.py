@@ -8,6 +8,10 @@
 Thresholds, reports and comparisons are written with sorted keys; inside --jev-json's run
 object (`protocol`) the same objects keep the order they were built in, which is each model's
 own key order below.
+
+Kept as one module because the four files are one protocol's: a comparison is made of a report's
+slices, a report and the thresholds share the run's identity, and ProtocolRun holds all of them;
+apart, each module would import the others' small value types back.
 """
 
 from __future__ import annotations

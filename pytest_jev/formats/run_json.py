@@ -6,6 +6,10 @@ them; a results file drops what only this run's reader needs (the recording path
 mismatches, the protocol run, unknown case ids, gates_skipped) and adds its provenance (kind,
 pack_version, predictions, predictions_sha256, report, recorded_at). Every field may be absent
 (None) when read: the scoreboard also reads jevassert's results files and older ones of ours.
+
+Kept as one module because RunObject and ResultsFile are one set of numbers (RunNumbers and its
+~15 value types) under two sets of keys; the --jev-json file around the run objects (JevJson,
+with --jev-repeat's StabilityEntry) is the rest.
 """
 
 from __future__ import annotations
