@@ -5,6 +5,7 @@ every module name means one thing, and a module over 400 lines says at its top w
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -47,6 +48,18 @@ def test_the_import_linter_contracts_hold() -> None:
     done = subprocess.run([lint, "--no-cache"], cwd=ROOT, capture_output=True, text=True, check=False, timeout=300)
     assert done.returncode == 0, done.stdout[-4000:]
     assert "0 broken" in done.stdout
+
+
+def test_every_module_below_the_pytest_side_is_held_to_not_importing_pytest() -> None:
+    """The layers contract is exhaustive (a new top-level module must sit in a layer); the contract
+    that keeps pytest out names the same modules as every layer below the pytest side's."""
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11 on
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["importlinter"]
+    contracts = {contract["name"]: contract for contract in config["contracts"]}
+    layers = contracts["Layers: each layer imports only from the layers below it"]["layers"]
+    below = layers[layers.index("stash") + 1:]
+    named = {f"pytest_jev.{name.strip(' ()')}" for layer in below for name in re.split(r"[:|]", layer)}
+    assert set(contracts["Only the pytest side imports pytest"]["source_modules"]) == named
 
 
 def test_no_private_name_crosses_a_module() -> None:
