@@ -187,7 +187,7 @@ class JevReporter:
         runs = store.results()
         if store.failures and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a pack without numbers is not a pass
-        stability = [s.as_dict() for s in self.config.stash.get(STABILITY_KEY, [])]
+        stability = [s.entry() for s in self.config.stash.get(STABILITY_KEY, [])]
         self.protocol_files = write_protocol_files(runs)
         if path is not None and (runs or stability):
             self.json_written = write_runs(path, runs, stability)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .formats.run_json import QuestionStability, StabilityEntry
 from .grade import decide
 from .packs.model import Pack
 from .paths import round_path
@@ -34,12 +35,12 @@ class Stability:
     def flip_rate(self) -> float | None:
         return self.flipped / self.items if self.items else None
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"pack": self.pack, "rounds": self.rounds, "items": self.items, "flipped": self.flipped,
-                "flip_rate": self.flip_rate, "discordant": self.discordant,
-                "by_question": {qid: {"items": n, "flipped": f, "flip_rate": f / n if n else None}
-                                for qid, (n, f) in self.by_question.items()},
-                "flipped_cases": list(self.flipped_cases)}
+    def entry(self) -> StabilityEntry:
+        """The pack's entry in --jev-json's `stability`."""
+        return StabilityEntry(
+            self.pack, self.rounds, self.items, self.flipped, self.flip_rate, self.discordant,
+            {qid: QuestionStability(n, f, f / n if n else None) for qid, (n, f) in self.by_question.items()},
+            self.flipped_cases)
 
     def line(self) -> str:
         if not self.items:
@@ -54,8 +55,8 @@ def _decisions(pack: Pack, recording: Recording) -> dict[tuple[str, str], tuple[
     out: dict[tuple[str, str], tuple[Any, bool]] = {}
     for case in pack.cases:
         line = recording.lines.get(case.id)
-        answers = line.get("answers") if line and not line.get("error") else None
-        if not isinstance(answers, dict):
+        answers = line.answers if line is not None and not line.error else None
+        if answers is None:
             continue
         for qid, gold in case.expect.items():
             answer = answers.get(qid)

@@ -3,21 +3,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..fileio import atomic_write
-from ..formats.run_json import jev_json_bytes
+from ..formats.run_json import StabilityEntry, jev_json_bytes
 from ..run_result import RunResult
 
 
-def write_runs(path: Path, runs: list[RunResult], stability: list[dict[str, Any]] | None = None) -> Path:
+def write_runs(path: Path, runs: list[RunResult], stability: Sequence[StabilityEntry] = ()) -> Path:
     """Write atomically (fileio.atomic_write) so a reader never sees half a report.
 
     `stability` (--jev-repeat) goes in a top-level key of its own, so each run object
     keeps exactly jevassert's keys plus ours."""
     doc: dict[str, Any] = {"runs": [run.to_json() for run in runs]}
     if stability:
-        doc["stability"] = stability
+        doc["stability"] = [entry.to_json() for entry in stability]
     atomic_write(path, jev_json_bytes(doc))
     return path
