@@ -186,8 +186,8 @@ def _start_path(options: Options, spec: BackendSpec, folder_id: str | None, pack
             lines = list(read_recording(path)[0].values())
         except JevError:
             continue
-        if lines and all(line.get("backend") == spec.kind and line.get("requested_model") == requested
-                         and (backend is None or line.get("base_url") == base_url) for line in lines):
+        if lines and all(line.backend == spec.kind and line.requested_model == requested
+                         and (backend is None or line.base_url == base_url) for line in lines):
             return path
     return fresh
 

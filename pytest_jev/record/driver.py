@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from ..backends.base import RECORD_VERSION, Answer, AuthError, Backend, plugin_version
 from ..contract import AnswerSpec, answers_problems, specs_of
+from ..formats.recording_line import RecordingLine
 from ..rubric import question_fingerprints, rubric_fingerprint
 from ..wire import Request
 from .pacing import Pacer, backoff_delay
@@ -102,7 +103,7 @@ class CaseRunner:
         self.version = plugin_version()
         self.done = self.errors = self.retries = 0
         self.t0 = time.perf_counter()
-        self.results: dict[str, dict[str, Any]] = {}
+        self.results: dict[str, RecordingLine] = {}  # case id -> the line this run recorded
         self.encoded: dict[str, bytes] = {}  # the journal's bytes of each result line, reused for the final file
         # per questions object (a pack's requests share one): the object is kept with its value, so
         # its id cannot be reused by another questions dict while the entry lives
@@ -145,8 +146,8 @@ class CaseRunner:
             self.retries += 1
             await asyncio.sleep(wait)
         self.encoded[req.case_id] = self.journal.append(line)
-        self.results[req.case_id] = line
-        self._report(line)
+        recorded = self.results[req.case_id] = RecordingLine(line)
+        self._report(recorded)
 
     if sys.version_info >= (3, 11):
         async def _call(self, req: Request) -> Answer:
@@ -217,9 +218,9 @@ class CaseRunner:
         return per_questions(self.rubrics, req.questions,
                              lambda q: (rubric_fingerprint(q), question_fingerprints(q)))
 
-    def _report(self, line: Mapping[str, Any]) -> None:
+    def _report(self, line: RecordingLine) -> None:
         self.done += 1
-        self.errors += bool(line.get("error"))
+        self.errors += bool(line.error)
         if self.progress is None:
             return
         elapsed = time.perf_counter() - self.t0

@@ -80,10 +80,11 @@ async def record_pack(pack: Pack, backend: Backend, out_path: Path, *, mode: str
         raise
     await journal.close()
     final, chunks = final_lines(pack, planned, run, keep)
-    unchanged = not todo and final == [planned.existing[cid] for cid in planned.order]
+    unchanged = not todo and [line.to_json() for line in final] == [planned.existing[cid].to_json()
+                                                                     for cid in planned.order]
     if not unchanged:  # nothing asked and nothing dropped: leave the file (and its mtime) alone
         write_lines(out_path, chunks)
-    served = Counter(line["model"] for line in final if isinstance(line.get("model"), str))
+    served = Counter(model for line in final if (model := line.model) is not None)
     info = backend_json(out_path.parent)
     if not unchanged or not info.exists():
         write_backend_json(info, backend, served.most_common(1)[0][0] if served else None)

@@ -3,7 +3,6 @@ and the run's summary."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -12,7 +11,9 @@ from typing import Any
 
 from ..backends.base import Backend
 from ..contract import AnswerSpec, specs_of
-from ..fileio import atomic_write, scrub
+from ..errors import JevError
+from ..formats.backend_json import BackendInfo
+from ..formats.recording_line import RecordingLine
 from ..packs.model import Pack
 from .driver import CaseRunner
 from .modes import BARE
@@ -33,13 +34,13 @@ class RecordSummary:
     n_retries: int = 0
 
 
-def final_lines(pack: Pack, planned: Plan, run: CaseRunner, keep: Mapping[str, dict[str, Any]]
-                ) -> tuple[list[dict[str, Any]], list[Mapping[str, Any] | bytes]]:
+def final_lines(pack: Pack, planned: Plan, run: CaseRunner, keep: Mapping[str, RecordingLine]
+                ) -> tuple[list[RecordingLine], list[Mapping[str, Any] | bytes]]:
     """The recording after this run, in pack order: this run's lines, kept ones, and every other
     case's line as it was (cases not chosen are never dropped; lines of cases the pack no longer
     has are, as check[recording] would refuse them). Lines answered now go in as the journal
     wrote them."""
-    final: list[dict[str, Any]] = []
+    final: list[RecordingLine] = []
     chunks: list[Mapping[str, Any] | bytes] = []
     for case in pack.cases:
         cid = case.id
@@ -47,7 +48,7 @@ def final_lines(pack: Pack, planned: Plan, run: CaseRunner, keep: Mapping[str, d
         if line is None:
             continue
         final.append(line)
-        chunks.append(run.encoded.get(cid) or line)
+        chunks.append(run.encoded.get(cid) or line.to_json())
     return final, chunks
 
 
@@ -57,25 +58,27 @@ def summary_none(planned: Plan, out_path: Path, elapsed: float, mode: str) -> Re
     cache: dict[int, tuple[Any, Mapping[str, AnswerSpec]]] = {}
     good = sum(usable(planned.existing.get(r.case_id), planned.fingerprints[r.case_id],
                       per_questions(cache, r.questions, specs_of), strict=False) for r in planned.requests)
-    models = {str(line["model"]) for line in planned.existing.values() if isinstance(line.get("model"), str)}
+    models = {model for line in planned.existing.values() if (model := line.model) is not None}
     return RecordSummary(out_path, len(planned.requests), 0, good, len(planned.requests) - good,
                          tuple(sorted(models)), elapsed, 0.0, str(mode))
 
 
-def write_backend_json(path: Path, backend: Backend, served_model: str | None) -> dict[str, Any]:
-    """backend.json beside the recording: describe() + id, created/updated dates, pricing. No secrets."""
-    info: dict[str, Any] = {"id": backend.backend_id(served_model)}
-    info.update(backend.describe())
-    info["id"] = backend.backend_id(served_model)
+def write_backend_json(path: Path, backend: Backend, served_model: str | None) -> BackendInfo:
+    """backend.json beside the recording: describe() + id, created/updated dates, pricing, in that
+    order; written by BackendInfo (secrets masked). A readable old file keeps its created date."""
+    doc: dict[str, Any] = {"id": backend.backend_id(served_model)}
+    doc.update(backend.describe())
+    doc["id"] = backend.backend_id(served_model)
     today = datetime.now(timezone.utc).date().isoformat()
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        old = {}
-    info["created"] = old.get("created", today) if isinstance(old, dict) else today
-    info["updated"] = today
-    info["pricing"] = _pricing(info.get("pricing"))
-    atomic_write(path, scrub(json.dumps(info, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+        created = BackendInfo.read(path).created
+    except JevError:  # none yet, or not ours to read: a new file
+        created = None
+    doc["created"] = created or today
+    doc["updated"] = today
+    doc["pricing"] = _pricing(doc.get("pricing"))
+    info = BackendInfo.from_json(doc)
+    info.write(path)
     return info
 
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from ..errors import RecordingError
 from ..fileio import encode_line, fsync_dir, loads, read_bytes, write_all
+from ..formats.recording_line import RecordingLine
 from ..recording_file import split_recording
 
 
@@ -40,7 +41,7 @@ def _split(data: bytes) -> tuple[list[bytes], bool]:
     return parts[:-1], torn
 
 
-def read_recording(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
+def read_recording(path: Path) -> tuple[dict[str, RecordingLine], list[str]]:
     """An existing recording, tolerant of a torn last line (that case is simply redone).
 
     Returns case_id -> line (a later duplicate wins) and the case ids in file order.
@@ -50,30 +51,31 @@ def read_recording(path: Path) -> tuple[dict[str, dict[str, Any]], list[str]]:
         return {}, []
     data = read_bytes(path, RecordingError)
     lines, _tail = split_recording(path, data)  # lines split as replay splits them
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, RecordingLine] = {}
     order: list[str] = []
-    for number, line in enumerate(lines, 1):
-        raw = line.strip()
+    for number, text in enumerate(lines, 1):
+        raw = text.strip()
         if not raw:
             continue
-        doc = _decode(raw)
-        if doc is None:
+        line = _decode(raw)
+        if line is None:
             raise RecordingError("not a JSON object with a case_id", file=path, line=number,
                                  fix="repair or delete the line, or re-record everything with mode 'all'")
-        if doc["case_id"] not in out:
-            order.append(doc["case_id"])
-        out[doc["case_id"]] = doc
+        if line.case_id not in out:
+            order.append(line.case_id)
+        out[line.case_id] = line
     return out, order  # a torn tail's case is simply missing and gets recorded again
 
 
-def _decode(raw: bytes | str) -> dict[str, Any] | None:
+def _decode(raw: bytes | str) -> RecordingLine | None:
+    """A recording line (a JSON object with a non-empty case_id), else None."""
     try:
         doc = loads(raw)
     except ValueError:
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("case_id"), str) or not doc["case_id"]:
         return None
-    return doc
+    return RecordingLine(doc)
 
 
 # -- the journal ---------------------------------------------------------------------------
@@ -84,12 +86,12 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.fd: int | None = None
-        self.recovered: dict[str, dict[str, Any]] = {}
+        self.recovered: dict[str, RecordingLine] = {}
         self.dropped = 0  # torn or invalid lines found on open
         self._dirty = False
         self._syncer: asyncio.Task[None] | None = None
 
-    def open(self) -> dict[str, dict[str, Any]]:
+    def open(self) -> dict[str, RecordingLine]:
         """Open (creating) the journal, lock it, cut a torn tail; return the lines it held."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
@@ -103,11 +105,11 @@ class Journal:
                 os.fsync(fd)
                 self.dropped += 1
             for raw in lines:
-                doc = _decode(raw) if raw.strip() else None
-                if doc is None:
+                line = _decode(raw) if raw.strip() else None
+                if line is None:
                     self.dropped += bool(raw.strip())
                     continue
-                self.recovered[doc["case_id"]] = doc  # a later line for a case wins
+                self.recovered[line.case_id] = line  # a later line for a case wins
         except BaseException:
             os.close(fd)
             raise
@@ -169,16 +171,16 @@ def _lock(fd: int, path: Path) -> None:
                              fix="wait for it to finish (or stop it) before recording again") from None
 
 
-def peek_journal(out_path: Path) -> dict[str, dict[str, Any]]:
+def peek_journal(out_path: Path) -> dict[str, RecordingLine]:
     """The finished cases a journal holds, read without taking its lock or repairing it
     (for --jev-dry-run: what a run would reuse)."""
     path = journal_path(out_path)
     if not os.path.lexists(path):
         return {}
     lines, _torn = _split(read_bytes(path, RecordingError))
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, RecordingLine] = {}
     for raw in lines:
-        doc = _decode(raw) if raw.strip() else None
-        if doc is not None:
-            out[doc["case_id"]] = doc
+        line = _decode(raw) if raw.strip() else None
+        if line is not None:
+            out[line.case_id] = line
     return out

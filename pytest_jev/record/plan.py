@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from ..contract import AnswerSpec, answers_problems, specs_of
 from ..errors import OptionError, RecordingError
 from ..fileio import is_regular
+from ..formats.recording_line import RecordingLine
 from ..packs.model import Case, Pack
 from ..wire import Request, fingerprints
 from .journal import peek_journal, read_recording
@@ -33,8 +34,8 @@ class Plan:
 
     requests: list[Request]  # the chosen cases' requests, in pack order
     fingerprints: dict[str, str]  # case id -> request fingerprint
-    keep: dict[str, dict[str, Any]]  # chosen cases whose recorded or journaled line is kept
-    existing: dict[str, dict[str, Any]]  # the recording as it is (case id -> line)
+    keep: dict[str, RecordingLine]  # chosen cases whose recorded or journaled line is kept
+    existing: dict[str, RecordingLine]  # the recording as it is (case id -> line)
     order: list[str]  # its case ids in file order
     calls: bool = True  # False: the mode calls nothing (none; once where a recording exists)
 
@@ -86,17 +87,18 @@ def per_questions(cache: dict[int, tuple[Any, T]], questions: Any, make: Callabl
     return value
 
 
-def usable(line: Mapping[str, Any] | None, fingerprint: str, specs: Mapping[str, AnswerSpec], *,
+def usable(line: RecordingLine | None, fingerprint: str, specs: Mapping[str, AnswerSpec], *,
            strict: bool) -> bool:
     """A line worth keeping: no error, answers that honour the contract, recorded for this
     very request. strict=False accepts a line without a fingerprint (a jevassert recording
     we cannot check)."""
-    if not line or line.get("error") or not isinstance(line.get("answers"), dict):
+    answers = line.answers if line is not None and not line.error else None
+    if line is None or answers is None:
         return False
-    recorded = line.get("request_fingerprint")
+    recorded = line.request_fingerprint
     if not (recorded == fingerprint or (not strict and recorded is None)):
         return False
-    return not answers_problems(specs, line["answers"])
+    return not answers_problems(specs, answers)
 
 
 def plan(pack: Pack, backend_name: str, out_path: Path, *, mode: str = BARE, model: str | None = None,
@@ -114,7 +116,7 @@ def plan(pack: Pack, backend_name: str, out_path: Path, *, mode: str = BARE, mod
             raise
         existing, order = {}, []  # re-recording every case replaces a recording that cannot be read
     journaled = peek_journal(out_path)
-    keep: dict[str, dict[str, Any]] = {}
+    keep: dict[str, RecordingLine] = {}
     if mode is RecordMode.NONE or (mode is RecordMode.ONCE and is_regular(out_path)):
         return Plan(requests, fps, {r.case_id: existing[r.case_id] for r in requests if r.case_id in existing},
                     existing, order, calls=False)
