@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_jev.fixture.answers import make_line, render
+from pytest_jev.formats.answers_line import AnswerLine
 from pytest_jev.wire import Request, fingerprints
 
 # A conftest for inner runs that must not touch the network: any socket connect raises (undone
@@ -60,7 +61,7 @@ def claims_request(text: Any, claims: Sequence[str], context: Mapping[str, Any] 
 
 def line(state: Any, questions: dict[str, dict[str, Any]], answers: dict[str, Any], *, backend: str = "jev",
          requested: str = "jev-latest", served: str = "jev-1.13.0", tests: Iterable[str] = ("test_it",),
-         tokens: int = 100) -> dict[str, Any]:
+         tokens: int = 100) -> AnswerLine:
     """An answers-file line for one request, fingerprinted as the fixture fingerprints it."""
     fp = fingerprints([Request("", state, questions, requested)], backend)[0]
     return make_line(fp, backend=backend, requested_model=requested, model=served, state=state, questions=questions,
@@ -68,14 +69,14 @@ def line(state: Any, questions: dict[str, dict[str, Any]], answers: dict[str, An
 
 
 def claims_line(text: Any, claims: Mapping[str, float], *, context: Mapping[str, Any] | None = None,
-                **kw: Any) -> dict[str, Any]:
+                **kw: Any) -> AnswerLine:
     state, questions = claims_request(text, list(claims), context)
     answers = {f"claim_{i}": {"type": "noul", "noul": p} for i, p in enumerate(claims.values())}
     return line(state, questions, answers, **kw)
 
 
 def choice_line(text: Any, question: str, probs: Mapping[str, float], *,
-                criteria: Mapping[str, str | None] | None = None, **kw: Any) -> dict[str, Any]:
+                criteria: Mapping[str, str | None] | None = None, **kw: Any) -> AnswerLine:
     criteria = dict(criteria) if criteria is not None else dict.fromkeys(probs)
     questions = {"choice": {"type": "choice", "instructions": question, "criteria": criteria}}
     best = max(probs, key=probs.__getitem__)
@@ -83,7 +84,7 @@ def choice_line(text: Any, question: str, probs: Mapping[str, float], *,
     return line({"text": text}, questions, answers, **kw)
 
 
-def score_line(text: Any, question: str, levels: Sequence[str], probs: Sequence[float], **kw: Any) -> dict[str, Any]:
+def score_line(text: Any, question: str, levels: Sequence[str], probs: Sequence[float], **kw: Any) -> AnswerLine:
     questions = {"score": {"type": "score", "instructions": question, "criteria": list(levels)}}
     spread = {str(i): p for i, p in enumerate(probs)}
     answers = {"score": {"type": "score", "score": sum(i * p for i, p in enumerate(probs)), "confidence": 0.7,
@@ -91,7 +92,7 @@ def score_line(text: Any, question: str, levels: Sequence[str], probs: Sequence[
     return line({"text": text}, questions, answers, **kw)
 
 
-def write_answers(test_dir: Path, module: str, lines: Iterable[Mapping[str, Any]]) -> Path:
+def write_answers(test_dir: Path, module: str, lines: Iterable[AnswerLine]) -> Path:
     """tests/jev_answers/<module>.jsonl, as the fixture writes it."""
     path = test_dir / "jev_answers" / f"{module}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -17,6 +17,8 @@ from fixture_helpers import (
     write_answers,
 )
 
+from pytest_jev.formats.answers_line import AnswerLine
+
 REPLY = "Sorry: your duplicate payment was refunded."
 BOT = f'''
 import pytest
@@ -56,7 +58,7 @@ def test_plain():
 '''
 
 
-def bot_lines(**kw: object) -> list[dict[str, object]]:
+def bot_lines(**kw: object) -> list[AnswerLine]:
     return [
         claims_line(REPLY, {"apologizes": 0.93}, tests=["test_holds"], **kw),
         claims_line(REPLY, {"blames the customer": 0.02}, tests=["test_lacks"], **kw),
@@ -228,11 +230,12 @@ def test_tone(jev):
 
 
 def test_answers_no_test_asked_for_are_listed(pytester: pytest.Pytester, bot: Path) -> None:
-    lines = [json.loads(x) for x in bot.read_text().splitlines()]
+    lines = [AnswerLine.from_json(json.loads(x)) for x in bot.read_text().splitlines()]
+    assert None not in lines
     stale = claims_line(REPLY, {"is an old claim": 0.5}, tests=["test_holds"])
     gone = claims_line(REPLY, {"was asked by a removed test": 0.5}, tests=["test_removed"])
     other = claims_line(REPLY, {"was recorded with sparrow": 0.5}, tests=["test_removed"], backend="sparrow")
-    write_answers(pytester.path, "test_bot", [*lines, stale, gone, other])
+    write_answers(pytester.path, "test_bot", [*filter(None, lines), stale, gone, other])
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=7)
     # the sparrow line is not this run's backend's: never unused

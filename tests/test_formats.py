@@ -346,9 +346,9 @@ def test_the_fixture_writes_valid_answers_files(pytester: pytest.Pytester) -> No
     done.assert_outcomes(passed=2)
     path = pytester.path / "jev_answers" / "test_bot.jsonl"
     assert _check_tree(pytester.path) == {"answers-line": 1}  # files; the file holds two lines
-    from pytest_jev.fixture.answers import answer_lines
+    from pytest_jev.fixture.answers import read_lines
 
-    lines = answer_lines(path)
+    lines = read_lines(path)
     assert sorted(line.tests[0] for line in lines.values()) == ["test_choice", "test_holds"]
     assert all(isinstance(line, AnswerLine) and line.backend == "mock" for line in lines.values())
 

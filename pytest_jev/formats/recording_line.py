@@ -106,6 +106,11 @@ class RecordingLine(Mapping[str, Any]):
         return Usage.from_json(usage) if isinstance(usage, Mapping) else None
 
     @property
+    def usage_object(self) -> Mapping[str, Any] | None:
+        """The usage object as recorded, with any keys a backend adds (what an answers line keeps)."""
+        return _object(self.doc.get("usage"))
+
+    @property
     def input_tokens(self) -> int | None:
         usage = _object(self.doc.get("usage"))
         return v.integer(usage.get("input_tokens")) if usage is not None else None
