@@ -7,26 +7,21 @@
 
 A backend folder is named by the model actually served (jev-1.13.0, sparrow-0.2.0-...),
 through safe_name(), so a served model name can never become a path. Which recording a run
-grades, given --jev-backend, is recording_lookup.py's business.
+grades, given --jev-backend, is recording_lookup.py's business; what a backend.json says,
+formats/backend_json.py's.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
-from .errors import RecordingError
-from .fileio import is_regular, loads, read_text
-from .numbers import at_least_zero
+from .fileio import is_regular
 
 PREDICTIONS_SUFFIX = ".predictions.jsonl"
 BACKEND_JSON = "backend.json"
 PACK_RECORDING = "predictions.jsonl"
 SCOREBOARD_PAGE = Path("docs") / "index.html"  # under the registry's root
-# backend.json written by jevassert names a provider, ours the backend kind
-PROVIDER_KINDS = {"typesafe": "jev", "anthropic": "anthropic", "openai": "openai", "openrouter": "openrouter"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_NAME = 120
 
@@ -79,71 +74,6 @@ def inside(path: Path, folder: Path) -> bool:
     except ValueError:
         return False
     return True
-
-
-# -- backend.json --------------------------------------------------------------------------
-
-def backend_info(folder: Path) -> dict[str, Any] | None:
-    """backend.json of a backend folder as a dict; None when it is absent.
-
-    RecordingError when it exists but is not a readable JSON object."""
-    path = backend_json(folder)
-    if not is_regular(path):
-        if path.exists() or path.is_symlink():
-            raise RecordingError("is not a regular file", file=path, fix="replace it with the backend's JSON")
-        return None
-    try:
-        info = loads(read_text(path, RecordingError))
-    except ValueError as exc:
-        raise RecordingError(f"not valid JSON ({getattr(exc, 'msg', exc)})", file=path,
-                             fix="repair it, or delete it and re-record") from None
-    if not isinstance(info, dict):
-        raise RecordingError("must be a JSON object", file=path, fix="repair it, or delete it and re-record")
-    return info
-
-
-def pricing(folder: Path, default: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
-    """(input, output) USD per million tokens from backend.json, else `default`.
-
-    Our `pricing: {input_usd_per_mtok, output_usd_per_mtok}` and jevassert's
-    `pricing_usd_per_mtok: {input, output}` are both read. A price given as null is
-    unknown (a model without a list price). Anything else that is not a finite number
-    >= 0 (negative, NaN, a boolean, a string) is refused with one line."""
-    info = backend_info(folder)
-    if info is None:
-        return default
-    table = info.get("pricing", info.get("pricing_usd_per_mtok"))
-    if table is None:
-        return default
-    fix = 'give pricing as {"input_usd_per_mtok": x, "output_usd_per_mtok": y}, prices >= 0 or null'
-    if not isinstance(table, Mapping):
-        raise RecordingError("unreadable pricing (not an object)", file=backend_json(folder), fix=fix)
-    prices: list[float | None] = []
-    for ours, theirs, fallback in (("input_usd_per_mtok", "input", default[0]),
-                                   ("output_usd_per_mtok", "output", default[1])):
-        key = ours if ours in table else theirs if theirs in table else None
-        value = table[key] if key is not None else fallback
-        if key is not None and value is not None and not at_least_zero(value):
-            raise RecordingError(f"unreadable pricing ({key} = {value!r} is not a number >= 0)",
-                                 file=backend_json(folder), fix=fix)
-        prices.append(None if value is None else float(value))
-    return prices[0], prices[1]
-
-
-def folder_identity(folder: Path) -> tuple[str | None, str | None]:
-    """(backend kind, model) a backend folder's backend.json names; (None, None) without one."""
-    try:
-        info = backend_info(folder)
-    except RecordingError:
-        return None, None
-    if info is None:
-        return None, None
-    kind = info.get("backend")
-    if not isinstance(kind, str):
-        provider = info.get("provider")
-        kind = PROVIDER_KINDS.get(provider) if isinstance(provider, str) else None
-    model = info.get("model")
-    return kind, model if isinstance(model, str) else None
 
 
 def shown(path: Path, rootdir: Path) -> str:

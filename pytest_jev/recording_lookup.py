@@ -11,7 +11,8 @@ from pathlib import Path
 from .backends.kinds import BackendSpec
 from .errors import RecordingNotFound
 from .fileio import exists, is_regular
-from .paths import folder_identity, pack_recording, predictions_in, recording_file, safe_name
+from .formats.backend_json import folder_identity
+from .paths import pack_recording, predictions_in, recording_file, safe_name
 
 
 def backend_folders(results_dir: Path, spec: BackendSpec) -> list[Path]:

@@ -35,6 +35,7 @@ from pytest_jev.backends.model_names import folder_name
 from pytest_jev.backends.openrouter import DEFAULT_MODEL, OpenRouterBackend
 from pytest_jev.errors import OptionError
 from pytest_jev.fileio import SECRET_ENV_VARS
+from pytest_jev.formats.backend_json import folder_identity
 from pytest_jev.packs import load_pack
 from pytest_jev.record.engine import record_pack_sync
 from pytest_jev.record.journal import journal_path
@@ -157,7 +158,7 @@ def test_records_through_the_plugin_then_replays(pytester: pytest.Pytester) -> N
         assert info["id"] == FOLDER and info["backend"] == "openrouter" and info["provider"] == "openrouter"
         assert info["model"] == DEFAULT_MODEL and info["endpoint"] == server.base_url
         assert info["pricing"] == {"input_usd_per_mtok": 0.042, "output_usd_per_mtok": 0.0}  # list price
-        assert paths.folder_identity(recording.parent) == ("openrouter", DEFAULT_MODEL)
+        assert folder_identity(recording.parent) == ("openrouter", DEFAULT_MODEL)
 
         # a second recording run continues the settled file: only the error line is asked again
         again = pytester.runpytest(*args, "--jev-record", f"--jev-base-url={server.base_url}")

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import JevError
-from ..fileio import atomic_write, scrub
-from ..numbers import finite
+from ..errors import JevError, RecordingError
+from ..fileio import atomic_write, is_regular, loads, read_text, scrub
+from ..numbers import at_least_zero, finite
+from ..paths import backend_json
 from . import values as v
 from .schemas import FormatError, read_object
 
@@ -172,3 +173,70 @@ class BackendInfo:
         if all(p == 0 for p in given):
             return "free ($0 per M tokens)"
         return " / ".join("?" if p is None else f"${p:g}" for p in given) + " per M tokens (input / output)"
+
+
+# -- a backend folder's backend.json --------------------------------------------------------
+
+FOLDER_FIX = "repair it, or delete it and re-record"
+PRICING_FIX = 'give pricing as {"input_usd_per_mtok": x, "output_usd_per_mtok": y}, prices >= 0 or null'
+
+
+def _folder_doc(folder: Path) -> dict[str, Any] | None:
+    """backend.json of a backend folder as read; None when it is absent. RecordingError (one line)
+    when something is there that is not a readable JSON object."""
+    path = backend_json(folder)
+    if not is_regular(path):
+        if path.exists() or path.is_symlink():
+            raise RecordingError("is not a regular file", file=path, fix="replace it with the backend's JSON")
+        return None
+    try:
+        doc = loads(read_text(path, RecordingError))
+    except ValueError as exc:
+        raise RecordingError(f"not valid JSON ({getattr(exc, 'msg', exc)})", file=path, fix=FOLDER_FIX) from None
+    if not isinstance(doc, dict):
+        raise RecordingError("must be a JSON object", file=path, fix=FOLDER_FIX)
+    return doc
+
+
+def folder_info(folder: Path) -> BackendInfo | None:
+    """The BackendInfo of a backend folder; None without a backend.json (RecordingError, one line,
+    for one that cannot be read)."""
+    doc = _folder_doc(folder)
+    return BackendInfo.from_json(doc) if doc is not None else None
+
+
+def folder_identity(folder: Path) -> tuple[str | None, str | None]:
+    """(backend kind, model) a backend folder's backend.json names; (None, None) without a readable one."""
+    try:
+        info = folder_info(folder)
+    except RecordingError:
+        return None, None
+    return (info.kind, info.model) if info is not None else (None, None)
+
+
+def folder_prices(folder: Path, default: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
+    """(input, output) USD per million tokens from a folder's backend.json, else `default`.
+
+    Read strictly, unlike BackendInfo (which reads a value of the wrong type as absent): the prices
+    cost a replay's cases, so a price given as null is unknown (a model without a list price), a
+    price not given is `default`'s, and anything else that is not a finite number >= 0 (negative,
+    NaN, a boolean, a string) is refused with one line. Ours (`pricing`) and jevassert's
+    (`pricing_usd_per_mtok`) are both read."""
+    doc = _folder_doc(folder)
+    if doc is None:
+        return default
+    table = doc.get("pricing", doc.get("pricing_usd_per_mtok"))
+    if table is None:
+        return default
+    if not isinstance(table, Mapping):
+        raise RecordingError("unreadable pricing (not an object)", file=backend_json(folder), fix=PRICING_FIX)
+    prices: list[float | None] = []
+    for ours, theirs, fallback in (("input_usd_per_mtok", "input", default[0]),
+                                   ("output_usd_per_mtok", "output", default[1])):
+        key = ours if ours in table else theirs if theirs in table else None
+        value = table[key] if key is not None else fallback
+        if key is not None and value is not None and not at_least_zero(value):
+            raise RecordingError(f"unreadable pricing ({key} = {value!r} is not a number >= 0)",
+                                 file=backend_json(folder), fix=PRICING_FIX)
+        prices.append(None if value is None else float(value))
+    return prices[0], prices[1]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .. import paths
 from ..errors import JevError
+from ..formats.backend_json import folder_prices
 from ..options import Options
 from ..pricing import JEV_LIST_PRICE
 from ..protocol.thresholds import role_of
@@ -89,7 +90,7 @@ class PackRun:
                                   backend=options.backend, results_dir=options.results_dir,
                                   tested=self.pack.tested)
             recording = load_recording(path)
-            price_in, price_out = paths.pricing(path.parent, (JEV_LIST_PRICE[0], 0.0))
+            price_in, price_out = folder_prices(path.parent, (JEV_LIST_PRICE[0], 0.0))
         except JevError as exc:
             self.problem = exc
             return

@@ -34,12 +34,13 @@ from ..backends.catalog import Catalog
 from ..errors import JevError, printable
 from ..evaluate import integrity_problems
 from ..fileio import atomic_write, is_regular
+from ..formats.backend_json import folder_identity, folder_info
 from ..formats.harvest_row import HarvestRow, HarvestVote
 from ..formats.recording_line import RecordingLine
 from ..grade import decide, grade
 from ..packs import load_pack
 from ..packs.model import Case, Pack, Question
-from ..paths import PREDICTIONS_SUFFIX, backend_info, folder_identity, predictions_in
+from ..paths import PREDICTIONS_SUFFIX, predictions_in
 from ..recording_file import Recording, load_recording
 from ..recording_lookup import recorded_by
 from ..rubric import check as check_rubric
@@ -137,7 +138,7 @@ def backend_folders(results_dir: Path, pack_id: str, names: Sequence[str] = (),
                                fix="pass --backend with a folder name under --results-dir")
             chosen.extend(f for f in found if f not in chosen)
         return chosen, []
-    with_info = [f for f in recorded if backend_info(f) is not None]
+    with_info = [f for f in recorded if folder_info(f) is not None]
     mock = [f.name for f in with_info if folder_identity(f)[0] == "mock"]
     return [f for f in with_info if include_mock or f.name not in mock], ([] if include_mock else mock)
 

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..fileio import is_regular
+from ..formats.backend_json import folder_identity
 from ..packs import load_pack
 from ..packs.model import Pack
-from ..paths import column_folders, folder_identity, pack_recording, predictions_in
+from ..paths import column_folders, pack_recording, predictions_in
 from . import index, scoreboard
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from ..errors import JevError
 from ..fileio import atomic_write, exists, is_regular, loads, read_text
-from ..formats.backend_json import BackendInfo
+from ..formats.backend_json import folder_info
 from ..formats.run_json import NOT_IN_RESULTS, ResultsFile
 from ..packs.model import Pack
-from ..paths import backend_info, backend_json, column_folders, predictions_in, safe_name, shown
+from ..paths import backend_json, column_folders, predictions_in, safe_name, shown
 from ..recording_file import load_recording
 from ..run_result import RunResult
 from .render import report_markdown
@@ -68,12 +68,11 @@ def recorded_at(recording: Path, folder: Path) -> str | None:
     if newest:
         return newest
     try:
-        info = backend_info(folder)
+        info = folder_info(folder)
     except JevError:
         info = None
-    updated = BackendInfo.from_json(info).updated if info is not None else None
+    updated = info.updated if info is not None else None
     return updated[:10] if updated is not None else None
-
 
 
 def results_of(run: RunResult, recording: Path, folder: Path, root: Path) -> ResultsFile:
