@@ -17,9 +17,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "pytest_jev"
 MAX_LINES = 400
 LONG_MODULE_REASON = "Kept as one module"  # how a module over MAX_LINES starts the sentence that says why
-# Being reworked on the typed-files branch (issue 17, item 3), which takes these crossings out.
-PENDING = {("registry/board.py", "registry/board_inputs.py")}
-PENDING_LONG = {"registry/board.py"}
 
 
 def modules() -> list[Path]:
@@ -74,9 +71,8 @@ def test_no_private_name_crosses_a_module() -> None:
                 continue
             for alias in node.names:
                 if alias.name.startswith("_") and not alias.name.startswith("__"):
-                    pair = (str(path.relative_to(PACKAGE)), str(names[source].relative_to(PACKAGE)))
-                    if pair not in PENDING:
-                        crossings.append(f"{pair[0]} imports {alias.name} from {pair[1]}")
+                    crossings.append(f"{path.relative_to(PACKAGE)} imports {alias.name} from "
+                                     f"{names[source].relative_to(PACKAGE)}")
     assert crossings == []
 
 
@@ -91,7 +87,7 @@ def test_every_module_name_means_one_thing() -> None:
 @pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_a_module_over_400_lines_says_why_at_its_top(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
-    if text.count("\n") <= MAX_LINES or str(path.relative_to(PACKAGE)) in PENDING_LONG:
+    if text.count("\n") <= MAX_LINES:
         return
     docstring = ast.get_docstring(ast.parse(text)) or ""
     assert LONG_MODULE_REASON in docstring, f"{path.name} has {text.count(chr(10))} lines and no reason at its top"
