@@ -252,6 +252,10 @@ import sys
 def test_light():
     heavy = [m for m in ("numpy", "jsonschema", "yaml", "httpx", "jinja2", "scipy") if m in sys.modules]
     assert heavy == []
+    # the file models of runs, the protocol, the registry and backend.json (~30 ms to define) wait for a pack
+    models = [m for m in sys.modules if m.startswith("pytest_jev.formats.")]
+    assert sorted(models) == ["pytest_jev.formats.answers_line", "pytest_jev.formats.recording_line",
+                              "pytest_jev.formats.values"]
 """)
     result = pytester.runpytest_subprocess("-p", "pytest_jev.plugin", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)

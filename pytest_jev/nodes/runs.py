@@ -4,7 +4,8 @@ run the summary and --jev-json report.
 
 Grading lives in evaluate.py and the protocol's additions in protocol/protocol_run.py; both
 import numpy, and every pytest session imports this module (a project without packs too), so
-they are imported inside the methods that grade, where import-linter still sees the edge.
+they are imported inside the methods that grade, where import-linter still sees the edge; so is
+the recording lookup, with the backend.json model it reads.
 """
 
 from __future__ import annotations
@@ -17,12 +18,10 @@ from typing import TYPE_CHECKING
 
 from .. import paths
 from ..errors import JevError
-from ..formats.backend_json import folder_prices
 from ..options import Options
 from ..pricing import JEV_LIST_PRICE
 from ..protocol.thresholds import role_of
 from ..recording_file import load_recording
-from ..recording_lookup import find_recording
 from ..run_result import Interval, RunKey, RunResult
 
 if TYPE_CHECKING:
@@ -82,7 +81,9 @@ class PackRun:
             self.refusal = ("check[split]", "the frozen split changed")
             return
         from ..evaluate import Settings, prepare  # numpy: see the module docstring
+        from ..formats.backend_json import folder_prices  # backend.json's model: loaded with the first pack run
         from ..protocol import protocol_run
+        from ..recording_lookup import find_recording  # reads backend.json through that model
 
         options = self.options
         try:

@@ -8,13 +8,18 @@ whose check[protocol] failed writes nothing.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..formats.protocol_json import ProtocolRun, write_samples
 from .thresholds import TUNE, report_path, results_path, retune_problem, thresholds_path, write_thresholds
+
+if TYPE_CHECKING:  # the file models load with the first protocol run: every session imports this module
+    from ..formats.protocol_json import ProtocolRun
 
 
 def write(protocol: ProtocolRun, pack_id: str, split: str) -> list[Path]:
     """The files of one protocol run; [] when the run was refused."""
+    from ..formats.protocol_json import write_samples  # see the imports above
+
     if protocol.problems:
         return []
     folder = Path(protocol.folder)

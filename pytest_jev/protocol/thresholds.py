@@ -18,15 +18,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import JevError
 from ..fileio import exists, loads, read_text
-from ..formats.protocol_json import Thresholds, TunedThreshold
 from . import PROTOCOL_VERSION
 
+if TYPE_CHECKING:  # the protocol's file models load with the first protocol run (every session imports this)
+    from ..formats.protocol_json import Thresholds, TunedThreshold
+
 TUNE, HELDOUT = "tune", "heldout"
-KIND = Thresholds.KIND
 VALIDATED = ("pack", "pack_version", "mode", "backend", "served_models", "dataset_sha256", "rubric",
              "protocol_version", "seed")
 
@@ -78,6 +79,8 @@ def write_thresholds(path: Path, doc: Thresholds, *, role: str | None) -> Path:
 
 def read_thresholds(path: Path) -> Thresholds:
     """The frozen thresholds of a tune run; JevError with one line when absent or unreadable."""
+    from ..formats.protocol_json import Thresholds  # a held-out run's: see the imports above
+
     if not exists(path):
         raise JevError("no frozen thresholds: the tune split has not been tuned for this backend", file=path,
                        fix="run the tune split first: pytest <pack> --jev-tune --jev-backend=<backend>")
@@ -85,7 +88,7 @@ def read_thresholds(path: Path) -> Thresholds:
         doc = loads(read_text(path, JevError))
     except ValueError as exc:
         raise JevError(f"not valid JSON ({exc})", file=path, fix="re-run --jev-tune to write it again") from None
-    if not isinstance(doc, dict) or doc.get("kind") != KIND:
+    if not isinstance(doc, dict) or doc.get("kind") != Thresholds.KIND:
         raise JevError("not a thresholds file of jev-packs", file=path, fix="re-run --jev-tune to write it again")
     return Thresholds.from_json(doc)
 
@@ -106,8 +109,10 @@ def validation_problems(thresholds: Thresholds, expected: Mapping[str, Any], pat
 def thresholds_doc(run: Mapping[str, Any], tuned: Mapping[str, Mapping[str, TunedThreshold]], target: float,
                    min_covered: int) -> Thresholds:
     """The frozen thresholds file of a tune run: the run's identity, the procedure, per question and locale."""
+    from ..formats.protocol_json import Thresholds  # a tune run's: see the imports above
+
     return Thresholds.from_json({
-        "kind": KIND, "protocol_version": PROTOCOL_VERSION, "split": TUNE,
+        "kind": Thresholds.KIND, "protocol_version": PROTOCOL_VERSION, "split": TUNE,
         **{field: run[field] for field in VALIDATED if field != "protocol_version"},
         "target_precision": target, "min_covered": min_covered, "grid": [0.5, 0.99, 0.01],
         "thresholds": {qid: {locale: t.to_json() for locale, t in by_locale.items()}

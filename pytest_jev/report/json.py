@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..fileio import atomic_write
-from ..formats.run_json import StabilityEntry, jev_json_bytes
 from ..run_result import RunResult
+
+if TYPE_CHECKING:  # the file models load when --jev-json is written: every session imports this module
+    from ..formats.run_json import StabilityEntry
 
 
 def write_runs(path: Path, runs: list[RunResult], stability: Sequence[StabilityEntry] = ()) -> Path:
@@ -17,6 +19,8 @@ def write_runs(path: Path, runs: list[RunResult], stability: Sequence[StabilityE
 
     `stability` (--jev-repeat) goes in a top-level key of its own, so each run object
     keeps exactly jevassert's keys plus ours."""
+    from ..formats.run_json import jev_json_bytes  # see the imports above
+
     doc: dict[str, Any] = {"runs": [run.to_json() for run in runs]}
     if stability:
         doc["stability"] = [entry.to_json() for entry in stability]
