@@ -14,8 +14,8 @@ wrong type reads as None. `answers` stays the System One answer objects as recor
 an answer honours its question is the answer contract's call (contract.py) when a case is
 graded, not the loader's, so a line with a misfit answer loads and its case grades `invalid`.
 
-The read-only Mapping interface (`line["answers"]`, `line.get("model")`) is kept for the call
-sites not yet moved to the properties (listed in docs/formats.md); new code reads properties.
+The package reads lines through the properties only. The line is also a read-only Mapping of
+the object as written (`line["adapter"]`): for the keys a backend adds, which no property names.
 """
 
 from __future__ import annotations
