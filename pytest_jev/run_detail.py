@@ -1,5 +1,6 @@
 """What the registry shows beyond jevassert's numbers, computed once per run from its graded
-items (plain data, so it travels from xdist workers and into results/<backend>/<pack>.json):
+items as a Detail (formats/run_json.py: its JSON travels from xdist workers and into
+results/<backend>/<pack>.json):
 
 - `reliability`: 10 equal-width bins of decision probability, each with its count, mean
   probability and accuracy (the reliability diagram);
