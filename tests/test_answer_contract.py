@@ -71,7 +71,7 @@ def test_recorder_keeps_exactly_what_replay_accepts(tmp_path_factory: pytest.Tem
                      for qid, q in request.questions.items()}
     line = {"case_id": request.case_id, "model": "m", "answers": given_answers, "error": None,
             "request_fingerprint": "sha256:x"}
-    kept = usable(line, "sha256:x", specs, strict=True)
+    kept = usable(RecordingLine(line), "sha256:x", specs, strict=True)
     recording = Recording(Path("r.jsonl"), MappingProxyType({request.case_id: RecordingLine(line)}),
                           MappingProxyType({request.case_id: 1}), "0")
     outcome = grade(pack, recording).outcomes[request.case_id]
