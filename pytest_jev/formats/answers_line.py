@@ -16,6 +16,7 @@ from typing import Any
 from . import values as v
 
 KEYS = ("fingerprint", "tests", "backend", "requested_model", "model", "state", "questions", "answers", "usage")
+NAMED = frozenset(KEYS)
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class AnswerLine:
                    tuple(tests) if isinstance(tests, list) and all(isinstance(t, str) for t in tests) else (),
                    v.string(doc.get("backend")), v.string(doc.get("requested_model")), v.string(doc.get("model")),
                    doc.get("state"), questions, answers if isinstance(answers, Mapping) else None,
-                   usage if isinstance(usage, Mapping) else None, v.extra_keys(doc, KEYS))
+                   usage if isinstance(usage, Mapping) else None, v.extra_keys(doc, NAMED))
 
     def to_json(self) -> dict[str, Any]:
         """The line in KEYS order, any other keys after them."""

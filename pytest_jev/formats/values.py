@@ -70,8 +70,9 @@ def strings(value: Any) -> tuple[str, ...]:
 
 
 def extra_keys(doc: Mapping[str, Any], known: Iterable[str]) -> dict[str, Any]:
-    """The keys of `doc` a model does not name, in file order, values as read."""
-    named = set(known)
+    """The keys of `doc` a model does not name, in file order, values as read (`known` given as a
+    frozenset is used as is: a model read once per line passes one)."""
+    named = known if isinstance(known, frozenset) else set(known)
     return {key: value for key, value in doc.items() if key not in named}
 
 
