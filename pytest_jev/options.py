@@ -6,7 +6,8 @@ The command line wins over the ini file, as in pytest's own logging plugin.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -84,7 +85,18 @@ FLAGS = (
          "pinned model) from this run, instead of checking them", False, "bool", ini=False),
     Flag("jev-min-covered", "protocol: fewest decided samples a tuned threshold needs (default 10)", 10, "int",
          metavar="N"),
+    # pytest-jev 0.1.0's flags, accepted so its CI lines run unchanged; each has its nearest meaning here, and
+    # the fixture's summary says in one line what it did (fixture/migration.py)
+    Flag("jev-provider", "pytest-jev's: which backend --jev-record uses when --jev-backend is not given: "
+         "typesafe (jev), openrouter, auto (openrouter if OPENROUTER_API_KEY is set, else jev if TYPESAFE_API_KEY "
+         "is); replay is unchanged", None, metavar="auto|openrouter|typesafe"),
+    Flag("jev-no-cache", "pytest-jev's: an overridden jev_client is asked again, not answered from "
+         ".pytest_cache; recorded answers still replay (--jev-record=all asks those again)", False, "bool",
+         ini=False),
+    Flag("jev-require", "pytest-jev's: nothing more to require here, an answer that is not recorded always "
+         "fails its test", False, "bool"),
 )
+PROVIDERS = {"typesafe": "jev", "openrouter": "openrouter", "auto": None}  # pytest-jev's provider -> backend
 
 
 @dataclass(frozen=True)
@@ -119,6 +131,9 @@ class Options:
     min_covered: int = 10
     write_results: bool = False  # --jev-write-results: refresh the registry's results files
     registry: bool = False  # the rootdir holds index.json: results files are checked (check[results])
+    provider: str | None = None  # pytest-jev's --jev-provider: the backend --jev-record uses when none is named
+    no_cache: bool = False  # pytest-jev's --jev-no-cache: an overridden jev_client's cache is not read
+    require: bool = False  # pytest-jev's --jev-require: accepted; an unrecorded answer fails anyway
 
 
 def addoption(parser: pytest.Parser) -> None:
@@ -181,6 +196,13 @@ def parse(config: pytest.Config) -> Options:
                           "calls a backend", fix="drop one of the two flags")
     if record_mode == "none":
         record_mode = None
+    provider = (get("jev-provider") or "").strip().lower() or None
+    if provider is not None and provider not in PROVIDERS:
+        raise OptionError(f"--jev-provider={provider!r} is not one of: {', '.join(PROVIDERS)} (pytest-jev's "
+                          "providers)", fix="pass --jev-provider=typesafe|openrouter|auto, or --jev-backend=NAME")
+    backend = get("jev-backend") or None
+    if backend is None and provider is not None and (record_mode is not None or get("jev-dry-run")):
+        backend = provider_backend(provider)
     protocol, split = _protocol(bool(get("jev-tune")), bool(get("jev-heldout")), (get("jev-split") or "").strip())
     repeat = num("jev-repeat", int, lambda n: n >= 1, "a whole number >= 1")
     if repeat > 1 and record_mode is None and not get("jev-dry-run"):
@@ -189,7 +211,7 @@ def parse(config: pytest.Config) -> Options:
     return Options(
         replay=bool(get("jev-replay")),
         recording=get("jev-recording"),
-        backend=get("jev-backend") or None,
+        backend=backend,
         results_dir=Path(config.rootpath, get("jev-results-dir")),
         strict=bool(get("jev-strict")),
         bootstrap=num("jev-bootstrap", int, lambda n: n >= 0, "a whole number >= 0"),
@@ -217,7 +239,26 @@ def parse(config: pytest.Config) -> Options:
         min_covered=num("jev-min-covered", int, lambda n: n >= 1, "a whole number >= 1"),
         write_results=bool(get("jev-write-results")),
         registry=Path(config.rootpath, "index.json").is_file(),
+        provider=provider,
+        no_cache=bool(get("jev-no-cache")),
+        require=bool(get("jev-require")),
     )
+
+
+def provider_backend(provider: str, env: Mapping[str, str] | None = None) -> str:
+    """The backend that records for pytest-jev's `--jev-provider`: typesafe is jev, openrouter is
+    openrouter (Jev through OpenRouter); auto is openrouter when OPENROUTER_API_KEY is set, else jev
+    when TYPESAFE_API_KEY is, as pytest-jev chooses. OptionError (in pytest-jev's words) without a key."""
+    backend = PROVIDERS[provider]
+    if backend is not None:
+        return backend
+    env = os.environ if env is None else env
+    for variable, kind in (("OPENROUTER_API_KEY", "openrouter"), ("TYPESAFE_API_KEY", "jev")):
+        if env.get(variable, "").strip():
+            return kind
+    raise OptionError("pytest-jev: no API key found, set TYPESAFE_API_KEY or OPENROUTER_API_KEY (--jev-provider=auto "
+                      "records with the backend whose key is set)",
+                      fix="set one, or name the backend with --jev-backend (sparrow records offline, without a key)")
 
 
 def _protocol(tune: bool, heldout: bool, split: str) -> tuple[str | None, str | None]:
