@@ -37,6 +37,10 @@ COMPAT = Path(__file__).resolve().parents[2] / "shared" / "compat" / "jev-packs"
 # temporary directory, not in the checkout: a test run leaves the checkout as it found it
 hypothesis.configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "jev-packs-hypothesis")
 
+# pytest-jev's own examples (MIT, tests/peer_examples/README.md): run on their own, by
+# test_fixture_peer_examples.py or `pytest tests/peer_examples`; the failures demo fails on purpose
+collect_ignore = ["peer_examples"]
+
 # The pytest runs these tests start (pytester, in process or not, and plain subprocesses) load the
 # plugins under test, not hypothesis' and anyio's: those two cost ~2 s of a 3 s subprocess run here.
 INNER_ADDOPTS = "-p no:hypothesispytest -p no:anyio"

@@ -20,6 +20,7 @@ from packfiles import write_split_pack
 
 from conftest import COMPAT, write_pack
 from pytest_jev.fileio import encode_line
+from pytest_jev.fixture.answers import encode as answers_encode
 from pytest_jev.formats import FORMATS, Format, format_named, format_of
 from pytest_jev.formats.answers_line import AnswerLine
 from pytest_jev.formats.audit_line import LabelsLine
@@ -132,6 +133,10 @@ def _dumped(fmt: Format, text: str, doc: dict[str, Any], tmp_path: Path) -> str:
         return ResultsFile.from_json(doc).dumps()
     if fmt.schema == "index":
         return RegistryIndex.from_json(doc).dumps()
+    if fmt.schema == "answers-line":
+        line = AnswerLine.from_json(doc)
+        assert line is not None
+        return answers_encode(line).decode("utf-8").rstrip("\n")
     model = {"protocol-report": ProtocolReport, "thresholds": Thresholds, "comparison": Comparison}[fmt.schema]
     return model.from_json(doc).write(tmp_path / "out.json").read_text(encoding="utf-8")  # type: ignore[attr-defined]
 
