@@ -6,6 +6,10 @@ is the one place that reads them (config.getoption, config.getini): it parses on
 roles become enums, numbers numbers, and --jev-backend a BackendSpec parsed against the catalog
 of backend kinds (installed ones and those the pytest_jev_backend_kinds hook adds). Below this
 module no code sees a raw flag or spec string.
+
+Kept as one module because it is the one place a flag is declared, read and checked: the FLAGS
+table, the Options it fills and each value's check (pytest-jev's three flags included) read best
+side by side, and splitting them would put a flag's help and its check in two files.
 """
 
 from __future__ import annotations
@@ -163,6 +167,7 @@ FLAGS = (
     Flag("jev-require", "pytest-jev's: nothing more to require here, an answer that is not recorded always "
          "fails its test", False, "bool"),
 )
+
 
 @dataclass(frozen=True)
 class Options:
