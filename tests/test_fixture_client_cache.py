@@ -6,13 +6,15 @@ xdist writes what a serial run writes. And pytest-jev's wording of a failed clie
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 from fixture_helpers import outcomes
 
-from pytest_jev.fixture.answers import read_lines
+from pytest_jev.fixture.answers import read_lines, render
+from pytest_jev.formats import format_of
 from pytest_jev.formats.answers_line import KEYS
+from pytest_jev.formats.schemas import check_file
 from pytest_jev.wire import Request, fingerprints
 
 # A fake whose every call is appended to calls.jsonl (the in-process runs re-import the conftest),
@@ -88,6 +90,12 @@ def test_a_slow_client_pays_each_question_once(suite: pytest.Pytester) -> None:
     written = cache_file(suite).read_bytes()
     lines = [json.loads(x) for x in written.decode().splitlines()]
     assert [list(line) for line in lines] == [list(KEYS)] * 2  # the answers files' line format
+    # ... exactly: the formats registry knows the file, it passes the answers-line schema, and each
+    # line read into an AnswerLine and encoded as answers files are gives back its bytes
+    fmt = format_of(PurePosixPath(cache_file(suite).relative_to(suite.path).as_posix()))
+    assert fmt is not None and fmt.schema == "answers-line"
+    assert check_file(fmt.schema, cache_file(suite), fmt.fix, lines=True) == 2
+    assert render(read_lines(cache_file(suite)).values()) == written
     holds = {"claim_0": {"type": "noul", "instructions": "Does `text` satisfy: says it was refunded?"}}
     expected_fp = fingerprints([Request("", {"text": "We refunded you."}, holds, "jev-latest")],
                                "jev_client:conftest.Fake")[0]
