@@ -339,6 +339,29 @@ def test_provider_names_the_backend_as_pytest_jev_chooses_it() -> None:
         provider_backend("auto", {})
 
 
+def test_a_provider_is_parsed_once_into_the_run_s_backend_spec(pytester: pytest.Pytester,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Options carry the provider as an enum, the backend it names as a BackendSpec the catalog
+    parsed (only when something is recorded or dry-run), and where each flag was set, which is
+    all fixture/migration.py reads."""
+    from pytest_jev.backends.kinds import BackendSpec
+    from pytest_jev.options import Provider, Source, options_of
+
+    for key in KEYS:
+        monkeypatch.delenv(key, raising=False)
+    options = options_of(pytester.parseconfigure("--jev-provider=openrouter", "--jev-dry-run"))
+    assert options.provider is Provider.OPENROUTER and isinstance(options.backend, BackendSpec)
+    assert options.backend.kind == "openrouter" and options.backend.known is not None
+    assert options.source("jev-provider") is Source.COMMAND_LINE and options.source("jev-backend") is None
+    replay = options_of(pytester.parseconfigure("--jev-provider=typesafe"))
+    assert replay.provider is Provider.TYPESAFE and replay.backend is None  # replay: any backend's answers
+    pytester.makeini("[pytest]\njev_provider = typesafe\njev_require = true\njev_backend = mock\n")
+    named = options_of(pytester.parseconfigure("--jev-record"))
+    assert named.backend is not None and named.backend.kind == "mock"  # --jev-backend wins
+    assert named.source("jev-provider") is named.source("jev-require") is named.source("jev-backend") is Source.INI
+    assert named.require and named.source("jev-record") is Source.COMMAND_LINE
+
+
 def test_recording_with_a_provider(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     for key in KEYS:
         monkeypatch.delenv(key, raising=False)
