@@ -1,5 +1,9 @@
 """`jev-packs` (also `python -m pytest_jev`): thin subcommands, each calling a library function.
 
+One rule for paths, in every subcommand: `--root DIR` (default: the current folder) is the
+registry, and every relative path a command is given (a pack folder, a file, --out,
+--results-dir) is taken from it, as `git -C DIR` would; an absolute path stays as it is.
+
 Errors in user input print one line and exit 2; tracebacks are for bugs in our code.
 """
 
@@ -22,21 +26,29 @@ from .registry.gates_files import derived_text, diff, evidence_folder
 from .registry.refresh import refresh
 from .registry.scoreboard import PAGE, stale_problem, write_scoreboard
 
+ROOT_HELP = ("the registry (default: the current folder); every relative path this command is given (pack, "
+             "files, --out, --results-dir) is taken from it, as with `git -C`")
+
+
+def _at(args: argparse.Namespace, path: str) -> Path:
+    """A path given on the command line, taken from --root (an absolute one stays as it is)."""
+    return Path(args.root) / path
+
 
 def _audit_sample(args: argparse.Namespace) -> int:
-    pack = load_pack(args.pack)
+    pack = load_pack(_at(args, args.pack))
     known = {case.id for case in pack.cases}
-    excluded = set().union(*(read_ids(Path(file), known) for file in args.exclude))
+    excluded = set().union(*(read_ids(_at(args, file), known) for file in args.exclude))
     chosen = sample(pack.cases, args.fraction, args.seed, excluded)
-    out = write_blind(pack, chosen, Path(args.out))
+    out = write_blind(pack, chosen, _at(args, args.out))
     drawn = f"the {len(pack.cases) - len(excluded)} not excluded" if excluded else f"{len(pack.cases)}"
     print(f"{len(chosen)} of {drawn} cases of {pack.id} (seed {args.seed}) written to {out / 'blind.jsonl'}")
     return 0
 
 
 def _audit_kappa(args: argparse.Namespace) -> int:
-    pack = load_pack(args.pack)
-    found = agreement(pack, read_labels(Path(args.labels)))
+    pack = load_pack(_at(args, args.pack))
+    found = agreement(pack, read_labels(_at(args, args.labels)))
     if args.json:
         print(json.dumps([{"question": a.question, "n": a.n, "agreement": a.observed, "kappa": a.kappa,
                            "disagreements": [list(d) for d in a.disagreements]} for a in found], indent=2))
@@ -46,15 +58,16 @@ def _audit_kappa(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    comparison = merge([Path(p) for p in args.reports])
-    out = comparison.write(Path(args.out))
+    comparison = merge([_at(args, p) for p in args.reports])
+    out = comparison.write(_at(args, args.out))
     print(f"merged {len(args.reports)} reports of {comparison.pack} ({comparison.split}, {comparison.mode}) "
           f"into {out}")
     return 0
 
 
 def _build(args: argparse.Namespace) -> int:
-    built = build(args.name, Path(args.source), Path(args.out), seed=args.seed, size=args.size, force=args.force)
+    built = build(args.name, _at(args, args.source), _at(args, args.out), seed=args.seed, size=args.size,
+                  force=args.force)
     counts = (", ".join(f"{label} {n}" for label, n in built.sampled.items()) if len(built.sampled) <= 4
               else f"{sum(1 for n in built.sampled.values() if n)} labels")
     print(f"{sum(built.sampled.values())} cases of {args.name} (seed {args.seed}; {counts}; "
@@ -65,7 +78,8 @@ def _build(args: argparse.Namespace) -> int:
 def _harvest(args: argparse.Namespace) -> int:
     from .registry.harvest import KINDS, run  # grades recordings, so it imports numpy: only this subcommand pays
 
-    done = run(Path(args.pack), results_dir=Path(args.results_dir), out=Path(args.out) if args.out else None,
+    done = run(_at(args, args.pack), results_dir=_at(args, args.results_dir),
+               out=_at(args, args.out) if args.out else None,
                names=args.backend or (), include_mock=args.include_mock, limit=args.limit,
                kinds=KINDS if args.kind == "both" else (args.kind,))
     print(done.summary())
@@ -89,9 +103,9 @@ def _scoreboard(args: argparse.Namespace) -> int:
 
 
 def _derive_gates(args: argparse.Namespace) -> int:
-    pack = load_pack(args.pack)
+    pack = load_pack(_at(args, args.pack))
     root = Path(args.root)
-    folder = evidence_folder(pack, root / args.results_dir, args.backend)
+    folder = evidence_folder(pack, _at(args, args.results_dir), args.backend)
     new, old = derived_text(pack, folder, root)
     changes = diff(old, new, str(pack.gates_file))
     print(changes or f"{pack.gates_file}: already what the evidence in {folder} gives", end="" if changes else "\n")
@@ -112,7 +126,9 @@ def _refresh(args: argparse.Namespace) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="jev-packs", description="jev-packs registry tools")
+    top = argparse.ArgumentParser(prog="jev-packs", description="jev-packs registry tools. Every subcommand takes "
+                                  "--root DIR (default: the current folder): every relative path it is given "
+                                  "(pack, files, --out, --results-dir) is taken from there, as with `git -C`.")
     commands = top.add_subparsers(dest="command", required=True)
     audit = commands.add_parser("audit", help="blind label audits of a pack")
     steps = audit.add_subparsers(dest="step", required=True)
@@ -146,7 +162,8 @@ def parser() -> argparse.ArgumentParser:
     h = commands.add_parser("harvest", help="cases where backends disagree with each other or all with the gold "
                                             "label, as a review file (Markdown and JSONL) for label fixes")
     h.add_argument("pack", help="the pack folder")
-    h.add_argument("--results-dir", default="results", help="the folder of backend folders (default: results)")
+    h.add_argument("--results-dir", default="results", help="the folder of backend folders (default: results, "
+                                                            "under --root)")
     h.add_argument("--backend", action="append", metavar="NAME",
                    help="a backend folder (or backend kind) to compare; repeat it; default: every folder "
                         "with a recording of the pack, mock ones left out")
@@ -159,23 +176,22 @@ def parser() -> argparse.ArgumentParser:
     g = commands.add_parser("derive-gates", help="derive a pack's gates.yaml from its recorded evidence")
     g.add_argument("pack")
     g.add_argument("--backend", help="results folder whose evidence sets the gates (default: the pinned model's)")
-    g.add_argument("--results-dir", default="results", help="relative to --root (default: results)")
-    g.add_argument("--root", default=".", help="the repository root (default: the current folder)")
+    g.add_argument("--results-dir", default="results", help="the folder of backend folders (default: results, "
+                                                            "under --root)")
     g.add_argument("--write", action="store_true", help="write gates.yaml (default: print the diff only)")
     g.set_defaults(run=_derive_gates)
     x = commands.add_parser("index", help="write index.json (the registry's packs) from packs/ and results/")
-    x.add_argument("--root", default=".", help="the repository root (default: the current folder)")
     x.add_argument("--check", action="store_true", help="exit 1 if index.json is stale; write nothing")
     x.set_defaults(run=_index)
     sb = commands.add_parser("scoreboard", help="write docs/index.html (the scoreboard) from packs/ and results/")
-    sb.add_argument("--root", default=".", help="the repository root (default: the current folder)")
     sb.add_argument("--check", action="store_true", help="exit 1 if docs/index.html is stale; write nothing")
     sb.set_defaults(run=_scoreboard)
     r = commands.add_parser("refresh", help="regenerate results files, reports, evidence, index.json and the "
                             "scoreboard from the committed recordings")
-    r.add_argument("--root", default=".", help="the repository root (default: the current folder)")
     r.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything is stale")
     r.set_defaults(run=_refresh)
+    for command in (s, k, m, b, h, g, x, sb, r):  # every subcommand: one rule for paths
+        command.add_argument("--root", default=".", metavar="DIR", help=ROOT_HELP)
     return top
 
 
