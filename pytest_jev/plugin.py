@@ -107,9 +107,17 @@ def pytest_collection_finish(session: pytest.Session) -> None:
             record_selection(config, options, *selection_from_items(session.items))
         except JevError as exc:
             raise pytest.UsageError(exc.one_line()) from None
-        if options.dry_run:
-            pytest.exit("jev dry run: nothing was called", returncode=0)
     freeze_if_large(config, sum(1 for item in session.items if type(item) is CaseItem))
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> bool | None:
+    """--jev-dry-run runs no item: it ends after the estimate, cleanly (exit code 0, pytest's own
+    "no tests ran" line, no pytest.exit banner); --collect-only is pytest's."""
+    options = session.config.stash[OPTIONS_KEY]
+    if options.dry_run and not session.config.option.collectonly:
+        return True
+    return None
 
 
 @pytest.hookimpl(trylast=True)
