@@ -166,6 +166,10 @@ FLAGS = (
          ini=False),
     Flag("jev-require", "pytest-jev's: nothing more to require here, an answer that is not recorded always "
          "fails its test", False, "bool"),
+    # the registry's checks: on only when asked (an index.json at the rootdir does not switch them on)
+    Flag("jev-registry", "registry checks: each pack gets check[results], which holds results/<backend>/ files, "
+         "index.json and the scoreboard to the recordings (only for the registry's own results/ folder)", False,
+         "bool"),
 )
 
 
@@ -200,7 +204,7 @@ class Options:
     protocol: ProtocolRole | None = None  # a protocol run (--jev-tune, --jev-heldout)
     min_covered: int = 10
     write_results: bool = False  # --jev-write-results: refresh the registry's results files
-    registry: bool = False  # the rootdir holds index.json: results files are checked (check[results])
+    registry: bool = False  # --jev-registry / jev_registry, on results/ under the rootdir: check[results] items
     threshold: float = DEFAULT_THRESHOLD  # the jev fixture's claim threshold
     answers_dir: str = ANSWERS_DIR  # the jev fixture's answers folder
     provider: Provider | None = None  # pytest-jev's --jev-provider (the backend it names is in `backend`)
@@ -217,6 +221,26 @@ class Options:
     def source(self, name: str) -> Source | None:
         """Where --<name> was set: on the command line, in the ini file, or (None) nowhere."""
         return next((where for flag, where in self.sources if flag == name), None)
+
+
+def registry_results(rootdir: Path) -> Path:
+    """The registry's results folder: `jev-packs refresh`, index.json and the scoreboard read this one."""
+    return rootdir / "results"
+
+
+def registry_header(options: Options, inifile: str | None) -> str | None:
+    """The header line that says whether registry checks run, and why (None: nothing to say)."""
+    where = options.source("jev-registry")  # None: not switched on (unset, or false)
+    if where is None:
+        if (options.rootdir / "index.json").is_file():
+            return ("jev: index.json is at the rootdir, but registry checks are off: set jev_registry = true in the "
+                    "ini file (or pass --jev-registry) to check results/ and index.json against the recordings")
+        return None
+    if not options.registry:
+        shown = options.given_flag("jev-results-dir") or str(options.results_dir)
+        return f"jev: registry checks off for this run: --jev-results-dir {shown} is not the registry's results/"
+    named = "--jev-registry" if where is Source.COMMAND_LINE else f"jev_registry in {inifile or 'the ini file'}"
+    return f"jev: registry checks on ({named}): check[results] holds results/ and index.json to the recordings"
 
 
 def options_of(config: pytest.Config) -> Options:
@@ -337,7 +361,8 @@ def parse(config: pytest.Config) -> Options:
         protocol=protocol,
         min_covered=num("jev-min-covered", int, lambda n: n >= 1, "a whole number >= 1"),
         write_results=bool(get("jev-write-results")),
-        registry=Path(config.rootpath, "index.json").is_file(),
+        registry=bool(get("jev-registry"))
+        and Path(config.rootpath, get("jev-results-dir")) == registry_results(config.rootpath),
         threshold=threshold,
         answers_dir=str(get("jev-answers-dir")),
         provider=provider,

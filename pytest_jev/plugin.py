@@ -71,6 +71,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(JevReporter(config), "jev-reporter")
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """One line when registry checks are on, off for this run, or off beside an index.json."""
+    line = opts.registry_header(opts.options_of(config), config.inipath.name if config.inipath else None)
+    return [line] if line else []
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_jev_make_backend(spec: BackendSpec, options: opts.Options, pack: Pack | None, config: pytest.Config
                             ) -> Backend:

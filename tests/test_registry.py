@@ -1,5 +1,5 @@
 """The registry's files, black box: --jev-write-results writes results/<backend>/<pack>.json and .md;
-in a registry (index.json at the rootdir) check[results] refuses any of them, the gates or the
+in a registry (jev_registry = true) check[results] refuses any of them, the gates or the
 index entry once they no longer agree with the recording; derive-gates and index commands."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def out(result: pytest.RunResult) -> str:
 def registry(pytester: pytest.Pytester) -> Path:
     """A one-pack registry: a mock recording, its results files, derived gates and index.json."""
     write_pack(pytester.path / "packs", 12)
-    pytester.makeini("[pytest]\n")
+    pytester.makeini("[pytest]\njev_registry = true\n")
     assert pytester.runpytest("packs", "--jev-record", "--jev-backend=mock").ret in (0, 1)
     written = pytester.runpytest("packs", "--jev-write-results", *MOCK)
     assert written.ret == 0, out(written)
@@ -79,7 +79,7 @@ def test_a_consistent_registry_is_green_and_each_pack_has_a_results_check(pytest
 
 
 def test_no_results_check_outside_a_registry(pytester: pytest.Pytester, registry: Path) -> None:
-    (registry / "index.json").unlink()
+    pytester.makeini("[pytest]\n")  # index.json is still there: it alone switches nothing on
     ids = pytester.runpytest("packs", "--collect-only", "-q", *MOCK).stdout.str()
     assert "check[results]" not in ids
 
