@@ -47,8 +47,8 @@ def columns(root: Path) -> Iterator[Column]:
 
 def replay(root: Path, column: Column, *, write: bool) -> subprocess.CompletedProcess[str]:
     args = [sys.executable, "-m", "pytest", *(str(p.path.relative_to(root)) for p in column.packs), "--jev-replay",
-            f"--jev-backend={column.folder.name}", "--jev-registry", "-k", "check", "-q", "-p", "no:cacheprovider", "-p",
-            "no:randomly", "--rootdir", str(root)]
+            f"--jev-backend={column.folder.name}", "--jev-registry", "-k", "check", "-q", "-p", "no:cacheprovider",
+            "-p", "no:randomly", "--rootdir", str(root)]
     if write:
         args.append("--jev-write-results")
     return subprocess.run(args, cwd=root, capture_output=True, text=True, check=False)
