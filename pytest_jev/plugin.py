@@ -165,6 +165,21 @@ def write_protocol_files(runs: list[Any]) -> list[Path]:
     return written
 
 
+def found_folder_lines(runs: list[Any], options: opts.Options) -> list[str]:
+    """Which backend folder each pack was graded from when no flag or ini line named one (replay
+    takes the one folder holding the pack's recording): one line per pack, so a run never grades
+    a recording the user did not know it picked."""
+    if options.backend is not None or options.recording is not None:
+        return []
+    lines = []
+    for run in runs:
+        folder = (options.rootdir / run.recording).parent
+        if folder.parent == options.results_dir:
+            lines.append(f"jev: {run.pack}: graded {Path(run.recording).parent.as_posix()}/, the one backend folder "
+                         "with its recording (no --jev-backend or jev_backend names one)")
+    return list(dict.fromkeys(lines))  # a pack with splits: one line
+
+
 class JevReporter:
     """Controller-side: prints the summary (with the mismatches reports carry), writes --jev-json."""
 
@@ -211,6 +226,9 @@ class JevReporter:
         per_case, bulk_nodes = self.mismatches(terminalreporter.stats)
         write_summary(terminalreporter, store.results(), per_case, bulk_nodes, self.options,
                       self.config.get_verbosity())
+        if self.config.get_verbosity() >= -1:
+            for line in found_folder_lines(store.results(), self.options):
+                terminalreporter.write_line(line)
         for failure in store.failures:
             terminalreporter.write_line(f"jev: {failure}", red=True)
         for path in self.protocol_files:

@@ -1,6 +1,8 @@
 """Where a pack's recording is looked for, given --jev-recording and the parsed --jev-backend:
 the results folder it names, the folders whose backend.json names its kind (and model), and the
-pack's own predictions.jsonl (jevassert's place for the pinned model's recording)."""
+pack's own predictions.jsonl (jevassert's place for the pinned model's recording). With neither
+flag, after the pack's own file: the one backend folder that holds the pack's recording (several
+are an error that lists them and says how to pick one)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from .backends.kinds import BackendSpec
 from .errors import RecordingNotFound
 from .fileio import exists, is_regular
 from .formats.backend_json import folder_identity
-from .paths import pack_recording, predictions_in, recording_file, safe_name
+from .paths import pack_recording, predictions_in, recording_file, safe_name, shown
 
 
 def backend_folders(results_dir: Path, spec: BackendSpec) -> list[Path]:
@@ -73,19 +75,42 @@ def _names_pinned(backend: BackendSpec, tested: str, results_dir: Path) -> bool:
     return folder.is_dir() and folder_identity(folder)[1] == tested
 
 
+def recorded_folders(results_dir: Path, pack_id: str) -> list[Path]:
+    """Backend folders under `results_dir` that hold a recording of the pack, by name."""
+    if not results_dir.is_dir():
+        return []
+    return sorted(folder for folder in results_dir.iterdir()
+                  if folder.is_dir() and is_regular(predictions_in(folder, pack_id)))
+
+
 def find_recording(pack_dir: Path, pack_id: str, *, explicit: str | None, backend: BackendSpec | None,
-                   results_dir: Path, tested: str | None = None) -> Path:
+                   results_dir: Path, tested: str | None = None, root: Path | None = None) -> Path:
+    """The recording a run grades. With neither --jev-recording nor --jev-backend (nor the ini's
+    jev_backend), after the pack's own predictions.jsonl: the one backend folder of `results_dir`
+    holding the pack's recording; when several do, RecordingNotFound lists them and how to choose
+    (paths in messages are shown from `root`)."""
     tried = []
     for path in candidate_recordings(pack_dir, pack_id, explicit=explicit, backend=backend,
                                      results_dir=results_dir, tested=tested):
         if exists(path):  # a folder or FIFO in its place is reported by the reader, not skipped
             return path
         tried.append(path)
+    if not explicit and not backend:
+        folders = recorded_folders(results_dir, pack_id)
+        if len(folders) == 1:
+            return predictions_in(folders[0], pack_id)
+        if folders:
+            names = ", ".join(shown(folder, root) + "/" for folder in folders) if root else ", ".join(map(str, folders))
+            first = folders[0].name
+            raise RecordingNotFound(
+                f"pack '{pack_id}' has recordings in {len(folders)} backend folders ({names}) and no --jev-backend or "
+                "jev_backend names one", fix=f"pass --jev-backend={first} (or set jev_backend = {first} in the ini "
+                                             "file) to grade that one")
     if backend:
         where = f"{tried[0]}, nor any folder of {results_dir} whose backend.json names backend {backend.text!r}"
         how = f"pytest {pack_dir} --jev-record --jev-backend={backend.text}"
     else:
-        where = ", ".join(str(p) for p in tried)
+        where = ", ".join(str(p) for p in tried) + f", nor any folder of {results_dir}"
         how = f"pytest {pack_dir} --jev-record --jev-backend=<name>"
     raise RecordingNotFound(
         f"no recording for pack '{pack_id}' (tried {where})",

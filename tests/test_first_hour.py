@@ -3,6 +3,7 @@ in a registry says the registry checks are on, and why."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,45 @@ def test_this_repository_switches_its_registry_checks_on_in_pyproject() -> None:
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
     ini = text.split("[tool.pytest.ini_options]", 1)[1].split("\n[", 1)[0]
     assert "\njev_registry = true\n" in ini
+
+
+# -- replay finds what was just recorded -----------------------------------------------------------
+
+def test_replay_finds_the_one_backend_folder_that_holds_the_recording_and_says_which(
+        pytester: pytest.Pytester) -> None:
+    """One's own project, no jev_backend in its ini: record with sparrow, then a plain `pytest packs/`
+    grades that recording (it used to fail: `no recording ... (tried packs/x/predictions.jsonl)`)."""
+    write_pack(pytester.path / "packs")
+    pytester.makeini("[pytest]\n")
+    recorded = pytester.runpytest_subprocess("packs", "--jev-record", "--jev-backend=sparrow", "-p",
+                                             "no:cacheprovider")
+    assert recorded.ret in (0, 1), recorded.stdout.str()
+    [folder] = [p.parent for p in (pytester.path / "results").glob("*/tiny-pack.predictions.jsonl")]
+    assert folder.name.startswith("sparrow-")
+    replay = pytester.runpytest_subprocess("packs", "-p", "no:cacheprovider")
+    text = replay.stdout.str()
+    assert "no recording" not in text
+    outcomes = replay.parseoutcomes()
+    assert outcomes.get("skipped", 0) == 0 and outcomes["passed"] >= 3, text
+    replay.stdout.fnmatch_lines([f"jev: tiny-pack: graded results/{folder.name}/, the one backend folder with its "
+                                 "recording (no --jev-backend or jev_backend names one)"])
+    quiet = pytester.runpytest_subprocess("packs", "-q", "-p", "no:cacheprovider")
+    quiet.stdout.fnmatch_lines([f"jev: tiny-pack: graded results/{folder.name}/, the one backend folder with its*"])
+
+
+def test_with_several_backend_folders_replay_lists_them_and_how_to_choose(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path / "packs")
+    pytester.makeini("[pytest]\n")
+    assert pytester.runpytest("packs", "--jev-record", "--jev-backend=mock").ret in (0, 1)
+    shutil.copytree(pytester.path / "results" / "mock-0", pytester.path / "results" / "mock-7")
+    folders = sorted(p.parent.name for p in (pytester.path / "results").glob("*/tiny-pack.predictions.jsonl"))
+    assert folders == ["mock-0", "mock-7"]
+    replay = pytester.runpytest("packs", "-p", "no:randomly")
+    assert replay.ret == pytest.ExitCode.TESTS_FAILED
+    replay.stdout.fnmatch_lines([
+        "*pack 'tiny-pack' has recordings in 2 backend folders (results/mock-0/, results/mock-7/) and no "
+        "--jev-backend or jev_backend names one; pass --jev-backend=mock-0 (or set jev_backend = mock-0 in the ini "
+        "file) to grade that one"])
+    chosen = pytester.runpytest("packs", "--jev-backend=mock-7")
+    assert "has recordings in 2 backend folders" not in chosen.stdout.str()
+    assert chosen.parseoutcomes().get("skipped", 0) == 0

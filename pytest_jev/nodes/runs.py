@@ -89,7 +89,7 @@ class PackRun:
         try:
             path = find_recording(self.pack.path, self.pack.id, explicit=options.recording,
                                   backend=options.backend, results_dir=options.results_dir,
-                                  tested=self.pack.tested)
+                                  tested=self.pack.tested, root=options.rootdir)
             recording = load_recording(path)
             price_in, price_out = folder_prices(path.parent, (JEV_LIST_PRICE[0], 0.0))
         except JevError as exc:
@@ -109,8 +109,11 @@ class PackRun:
                             no_gates=options.no_gates, detail=options.write_results or options.registry)
         backend = options.backend.text if options.backend is not None else None
         models = recording.models()
-        if backend is None and options.recording is None and len(models) == 1:
-            backend = models[0]
+        if backend is None and options.recording is None:
+            if path.parent.parent == options.results_dir:  # the one backend folder with a recording of the pack
+                backend = path.parent.name
+            elif len(models) == 1:
+                backend = models[0]
         self.prepared = prepare(self.pack, recording, settings, backend=backend,
                                 shown_path=paths.shown(recording.path, options.rootdir), split=self.split,
                                 cases=self.cases)
