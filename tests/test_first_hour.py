@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from fixture_helpers import claims_line, write_answers
 from packfiles import write_pack
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,3 +121,71 @@ def test_with_several_backend_folders_replay_lists_them_and_how_to_choose(pytest
     chosen = pytester.runpytest("packs", "--jev-backend=mock-7")
     assert "has recordings in 2 backend folders" not in chosen.stdout.str()
     assert chosen.parseoutcomes().get("skipped", 0) == 0
+
+
+# -- the jev fixture's hints name the backend that answers -------------------------------------------
+
+SPARROW_SERVED = "sparrow-nano-general-v1.1"
+BOT = '''
+def test_recorded(jev):
+    assert jev.holds("a reply", "apologizes")
+
+
+def test_new(jev):
+    assert jev.holds("a reply", "is new")
+'''
+
+
+def test_an_unrecorded_answer_suggests_the_backend_its_file_was_recorded_with(pytester: pytest.Pytester) -> None:
+    """The answers file was recorded with sparrow: the command that records the missing answer names
+    sparrow (it named jev, which fails without a key), and the fixture's repr names the backend and
+    model that answered (it said model=jev-latest while sparrow answered)."""
+    write_answers(pytester.path, "test_bot", [claims_line("a reply", {"apologizes": 0.3}, backend="sparrow",
+                                                          served=SPARROW_SERVED, tests=("test_recorded",))])
+    pytester.makepyfile(test_bot=BOT)
+    pytester.makeini("[pytest]\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*no recorded answer for test_bot.py::test_new: holds 'is new' (any backend, "
+                                 "jev_answers/test_bot.jsonl); record it with `pytest test_bot.py::test_new "
+                                 "--jev-record=new_episodes --jev-backend=sparrow`"])
+    result.stdout.fnmatch_lines([f"jev = <jev backend=sparrow model={SPARROW_SERVED} threshold=0.8>"])
+    assert "model=jev-latest" not in result.stdout.str()
+
+
+def test_the_suggested_command_records_offline_and_then_the_test_replays(pytester: pytest.Pytester) -> None:
+    """The command the hint gives runs without a key (sparrow is embedded) and records the answer."""
+    write_answers(pytester.path, "test_bot", [claims_line("a reply", {"apologizes": 0.3}, backend="sparrow",
+                                                          served=SPARROW_SERVED, tests=("test_recorded",))])
+    pytester.makepyfile(test_bot=BOT)
+    pytester.makeini("[pytest]\n")
+    recorded = pytester.runpytest_subprocess("test_bot.py::test_new", "--jev-record=new_episodes",
+                                             "--jev-backend=sparrow", "-p", "no:cacheprovider")
+    assert "no recorded answer" not in recorded.stdout.str()
+    assert recorded.ret in (0, 1)
+    lines = (pytester.path / "jev_answers" / "test_bot.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 2 and all('"backend": "sparrow"' in text for text in lines)
+
+
+def test_with_a_backend_named_the_repr_names_it_before_any_answer(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_bot="def test_it(jev):\n    assert repr(jev) == '<jev backend=mock model=jev-latest "
+                                 "threshold=0.8>'\n")
+    pytester.makeini("[pytest]\n")
+    assert pytester.runpytest("-p", "no:cacheprovider", "--jev-backend=mock").ret == 0
+
+
+def test_an_overridden_jev_client_keeps_pytest_jev_s_repr(pytester: pytest.Pytester) -> None:
+    pytester.makeconftest('''
+import pytest
+
+class Fake:
+    def system_one(self, *, state, questions, model=None):
+        raise AssertionError("not asked")
+
+@pytest.fixture(scope="session")
+def jev_client():
+    return Fake()
+''')
+    pytester.makepyfile(test_bot="def test_it(jev):\n    assert repr(jev) == '<jev model=jev-latest threshold=0.8>'\n")
+    pytester.makeini("[pytest]\n")
+    assert pytester.runpytest("-p", "no:cacheprovider").ret == 0

@@ -2,7 +2,8 @@
 licence) replayed offline from the answers sparrow recorded for them (tests/peer_examples/
 jev_answers/, `pytest tests/peer_examples --jev-record --jev-backend=sparrow`), and the very same
 files run under pytest-jev 0.1.0 with a `jev_client` that answers from those recorded answers: each
-test has the same outcome under both, and every failure the same report (the `E` lines).
+test has the same outcome under both, and every failure the same report (the `E` lines; the fixture's
+repr in them names the backend that answered here, the requested model there).
 
 Sparrow is a nano model that records offline, not a judge: its answers fail four of the seven
 support-bot tests (pytest-jev's README shows Jev passing them). The failures demo fails all five
@@ -26,6 +27,7 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "tests" / "peer_examples"
 MODULES = ("test_support_bot", "test_failures_demo")
+SERVED = "sparrow-nano-general-v1.1"  # the model that recorded tests/peer_examples/jev_answers/
 
 # pytest-jev's side: a jev_client answering from our answers files, matched on what pytest-jev sends
 # (state, questions, requested model), returning TypeSafe SDK shaped objects
@@ -117,12 +119,16 @@ def test_same_outcomes_and_reports_as_pytest_jev_on_the_recorded_answers(
         runs: dict[str, dict[str, str]], module: str) -> None:
     ours, theirs = runs[module]["ours"], runs[module]["theirs"]
     assert outcomes(ours) == outcomes(theirs)
-    assert failure_text(ours) == failure_text(theirs)
+    # the one difference kept on purpose: our repr names who answered (recorded sparrow answers),
+    # where pytest-jev's names the model requested of its jev_client
+    answered = f"<jev backend=sparrow model={SERVED} threshold=0.8>"
+    assert answered in ours and "<jev model=jev-latest threshold=0.8>" not in ours
+    assert failure_text(ours.replace(answered, "<jev model=jev-latest threshold=0.8>")) == failure_text(theirs)
     assert len(outcomes(ours)) == (7 if module == "test_support_bot" else 5)
     # offline: every answer replayed from the committed files, none asked
     requests = 7 if module == "test_support_bot" else 5
     summary = f" · 0 requests + {requests} replayed · 0 input tokens · $0 · 0.00 s in sparrow · "
-    assert summary + "sparrow-nano-general-v1.1" in ours
+    assert summary + SERVED in ours
 
 
 def test_the_failures_demo_fails_every_test_with_pytest_jev_s_report(runs: dict[str, dict[str, str]]) -> None:
