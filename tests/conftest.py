@@ -31,7 +31,11 @@ import pytest_jev.paths
 import pytest_jev.report.json
 import pytest_jev.report.terminal  # noqa: F401
 
-COMPAT = Path(__file__).resolve().parents[2] / "shared" / "compat" / "jev-packs"
+# jevassert's real packs and recordings, beside the repository (../shared/compat/jev-packs), or where
+# JEV_COMPAT_DIR says; a fresh clone elsewhere has none, and the tests that compare with it skip
+COMPAT = Path(os.environ.get("JEV_COMPAT_DIR") or Path(__file__).resolve().parents[2] / "shared" / "compat"
+              / "jev-packs")
+COMPAT_MISSING = f"the compatibility corpus (jevassert's packs and results) is not at {COMPAT}"
 
 # hypothesis keeps what it stores (the examples it found, its constants cache) in a folder of the
 # temporary directory, not in the checkout: a test run leaves the checkout as it found it
@@ -156,6 +160,14 @@ def jevassert() -> Path:
         pytest.skip(f"{why}\n(skipped: JEV_ALLOW_NO_JEVASSERT=1)")
     pytest.fail(f"{why}\nSet JEV_ALLOW_NO_JEVASSERT=1 to skip these tests instead, or JEVASSERT=/path/to/jevassert "
                 "to use an installed one.", pytrace=False)
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """Said once, up front: without the corpus a dozen tests skip (-rs lists each)."""
+    if COMPAT.is_dir():
+        return []
+    return [f"jev-packs tests: {COMPAT_MISSING}: the tests that compare with it skip (set JEV_COMPAT_DIR to its "
+            "folder)"]
 
 
 def pytest_configure(config: pytest.Config) -> None:

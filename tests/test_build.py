@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conftest import COMPAT
+from conftest import COMPAT, COMPAT_MISSING
 from pytest_jev import load_pack, load_recording
 from pytest_jev.evaluate import Settings, prepare
 from pytest_jev.registry.datasets import DATASETS, BuildError, build
@@ -294,8 +294,7 @@ def test_out_must_be_named_like_the_pack(tmp_path: Path) -> None:
 
 # -- compatibility with the jev-packs packs and their recordings --------------------------------
 
-needs_compat = pytest.mark.skipif(not COMPAT.is_dir(),
-                                  reason="the compat corpus (../shared/compat) is not beside the repo")
+needs_compat = pytest.mark.skipif(not COMPAT.is_dir(), reason=COMPAT_MISSING)
 
 
 @needs_compat

@@ -3,7 +3,10 @@ in a registry says the registry checks are on, and why."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -189,3 +192,26 @@ def jev_client():
     pytester.makepyfile(test_bot="def test_it(jev):\n    assert repr(jev) == '<jev model=jev-latest threshold=0.8>'\n")
     pytester.makeini("[pytest]\n")
     assert pytester.runpytest("-p", "no:cacheprovider").ret == 0
+
+
+# -- this suite says once, up front, that the compatibility corpus is missing ------------------------
+
+def _suite_header(env: dict[str, str]) -> str:
+    done = subprocess.run([sys.executable, "-m", "pytest", "tests/test_metrics.py", "--collect-only",
+                           "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, check=False,
+                          timeout=300, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_a_missing_compatibility_corpus_is_said_once_in_the_header(tmp_path: Path) -> None:
+    """In a fresh clone the corpus (../shared/compat/jev-packs) is not there and 14 tests skip for it;
+    the header says so in one line, with the variable that points at it (-rs alone told it)."""
+    missing = tmp_path / "no-corpus"
+    out = _suite_header({**os.environ, "JEV_COMPAT_DIR": str(missing)})
+    lines = [line for line in out.splitlines() if "compatibility corpus" in line]
+    assert lines == [f"jev-packs tests: the compatibility corpus (jevassert's packs and results) is not at {missing}: "
+                     "the tests that compare with it skip (set JEV_COMPAT_DIR to its folder)"]
+    there = tmp_path / "corpus"
+    there.mkdir()
+    assert "compatibility corpus" not in _suite_header({**os.environ, "JEV_COMPAT_DIR": str(there)})

@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 from packfiles import write_split_pack
 
-from conftest import COMPAT, write_pack
+from conftest import COMPAT, COMPAT_MISSING, write_pack
 from pytest_jev.fileio import encode_line
 from pytest_jev.fixture.answers import encode as answers_encode
 from pytest_jev.formats import FORMATS, Format, format_named, format_of
@@ -113,7 +113,7 @@ def test_each_committed_file_passes_its_schema(path: Path, fmt: Format) -> None:
 def test_jevasserts_files_pass_the_schemas_and_write_back_the_same_bytes(tmp_path: Path) -> None:
     """jevassert's recordings, backend.json, results files and index read as ours do."""
     if not JEVASSERTS:
-        pytest.skip(f"the compatibility corpus is not at {COMPAT}")
+        pytest.skip(COMPAT_MISSING)
     assert {fmt.schema for _, fmt in JEVASSERTS} == {"recording-line", "backend", "results", "index"}
     for path, fmt in JEVASSERTS:
         assert check_file(fmt.schema, path, fmt.fix, lines=fmt.lines) >= 1

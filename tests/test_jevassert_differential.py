@@ -40,7 +40,7 @@ import pytest
 import yaml
 from jevassert_env import check_command, clean_env, differences, parse_check
 
-from conftest import COMPAT
+from conftest import COMPAT, COMPAT_MISSING
 
 DEFAULT_SEEDS = 30
 SWEEP_SEEDS = 200
@@ -564,7 +564,7 @@ def _compat_pairs() -> list[Any]:
     """Each pack of the compat corpus with each of its recordings, priced as its backend.json says."""
     if not COMPAT.is_dir():
         return [pytest.param(None, None, None, id="compat-corpus-absent", marks=pytest.mark.skip(
-            reason="the compat corpus (../shared/compat) is not beside the repo"))]
+            reason=COMPAT_MISSING))]
     pairs = []
     for pack in sorted(p for p in (COMPAT / "packs").iterdir() if (p / "pack.yaml").is_file()):
         found = [(pack / "predictions.jsonl", yaml.safe_load((pack / "pack.yaml").read_text()).get("tested"))]

@@ -11,7 +11,7 @@ import reference
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import COMPAT
+from conftest import COMPAT, COMPAT_MISSING
 from pytest_jev import metrics
 from pytest_jev.evaluate import Settings, evaluate
 from pytest_jev.nodes import runs
@@ -28,7 +28,7 @@ CORPUS = [
 ]
 
 
-@pytest.mark.skipif(not COMPAT.is_dir(), reason="the compat corpus (../shared/compat) is not beside the repo")
+@pytest.mark.skipif(not COMPAT.is_dir(), reason=COMPAT_MISSING)
 @pytest.mark.parametrize("backend, pack, recording", CORPUS, ids=[f"{b}/{p}" for b, p, _ in CORPUS])
 def test_published_numbers_come_out_identical(backend: str, pack: str, recording: str) -> None:
     published = json.loads((COMPAT / "results" / backend / f"{pack}.json").read_text())

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from readme_counts import check as recount
 
-from conftest import COMPAT
+from conftest import COMPAT, COMPAT_MISSING
 from pytest_jev.formats.run_json import ResultsFile, RunObject
 from pytest_jev.packs import load_pack
 from pytest_jev.packs.model import Pack
@@ -145,7 +145,7 @@ def test_committed_gates_are_not_looser_than_the_sparrow_evidence(pack: Pack, tm
 @pytest.mark.parametrize("name", ["sms-spam", "boolq-yes-no"])
 def test_derivation_reproduces_the_seed_registrys_gates(name: str) -> None:
     if not COMPAT.is_dir():
-        pytest.skip(f"the compatibility corpus is not at {COMPAT}")
+        pytest.skip(COMPAT_MISSING)
     evidence = json.loads((COMPAT / "results" / "jev-1.13.0" / f"{name}.json").read_text())
     published, _ = read_yaml(COMPAT / "packs" / name / "gates.yaml")
     assert derive(baseline([ResultsFile.from_json(evidence)])) == pytest.approx(published, abs=1e-12)

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from conftest import COMPAT
+from conftest import COMPAT, COMPAT_MISSING
 from pytest_jev.cli import main
 from pytest_jev.registry import charts
 from pytest_jev.registry.board import Board, Column, SplitBlock, build, pack_digest
@@ -579,7 +579,7 @@ def test_compat_corpus_as_published_renders_without_detail() -> None:
     """jevassert's results files lack the registry's detail: every column is shown, marked, and
     neither charted nor tested, and the page says so."""
     if not COMPAT.is_dir():
-        pytest.skip(f"the compatibility corpus is not at {COMPAT}")
+        pytest.skip(COMPAT_MISSING)
     board = build(COMPAT)
     columns = [c for p in board.packs for s in p.splits for c in s.columns]
     assert {(c.backend.folder, c.has_detail) for c in columns} == {
@@ -596,7 +596,7 @@ def test_compat_corpus_as_published_renders_without_detail() -> None:
 @pytest.mark.slow
 def test_compat_corpus_numbers_are_reproduced_and_shown(tmp_path: Path) -> None:
     if not COMPAT.is_dir():
-        pytest.skip(f"the compatibility corpus is not at {COMPAT}")
+        pytest.skip(COMPAT_MISSING)
     root = tmp_path / "jev-packs"
     shutil.copytree(COMPAT, root)
     (root / "pytest.ini").write_text("[pytest]\n")  # rootdir here; the plugin loads from its entry point
