@@ -118,6 +118,9 @@ FLAGS = (
          "pinned model) from this run, instead of checking them", False, "bool", ini=False),
     Flag("jev-min-covered", "protocol: fewest decided samples a tuned threshold needs (default 10)", 10, "int",
          metavar="N"),
+    Flag("jev-baseline", "compare with a baseline, item by item (regressed, fixed, paired interval, McNemar): a "
+         "backend or results folder name as --jev-backend takes, or a recording file or folder; for the jev "
+         "fixture, an answers file or folder", None, metavar="NAME|PATH", ini=False),
     # the jev fixture's own
     Flag("jev-threshold", f"probability a claim needs for jev.holds (default {DEFAULT_THRESHOLD}); jev.lacks needs at "
          "most 1 minus this; score comparisons need this much mass", DEFAULT_THRESHOLD, "float", metavar="P",
@@ -165,6 +168,17 @@ class Options:
     answers_dir: str = ANSWERS_DIR  # the jev fixture's answers folder
     given: tuple[tuple[str, str], ...] = ()  # (flag, value) of the --jev-* flags given on the command line
     catalog: Catalog = field(default_factory=Catalog, compare=False, repr=False)  # the run's backend kinds
+    baseline: BackendSpec | None = None  # --jev-baseline naming a backend or results folder, parsed once
+    baseline_path: Path | None = None  # --jev-baseline naming a file or folder (a recording, or answers)
+
+    @property
+    def baseline_given(self) -> bool:
+        return self.baseline is not None or self.baseline_path is not None
+
+    @property
+    def baseline_text(self) -> str | None:
+        """--jev-baseline as given (its name in summaries)."""
+        return self.given_flag("jev-baseline")
 
     def given_flag(self, name: str) -> str | None:
         """The value of --<name> as given on the command line (for hints that repeat it); None."""
@@ -249,6 +263,7 @@ def parse(config: pytest.Config) -> Options:
     model, base_url = get("jev-model") or None, get("jev-base-url") or None
     catalog = Catalog(kind for kinds in config.hook.pytest_jev_backend_kinds(config=config) for kind in kinds)
     text = get("jev-backend") or None
+    baseline, baseline_path = _baseline(get("jev-baseline"), catalog, config.invocation_params.dir)
     return Options(
         replay=bool(get("jev-replay")),
         recording=get("jev-recording"),
@@ -285,7 +300,25 @@ def parse(config: pytest.Config) -> Options:
         given=tuple((flag.name, str(value)) for flag in FLAGS
                     if (value := config.getoption(flag.dest)) is not None and flag.kind != "bool"),
         catalog=catalog,
+        baseline=baseline,
+        baseline_path=baseline_path,
     )
+
+
+def _baseline(value: Any, catalog: Catalog, here: Path) -> tuple[BackendSpec | None, Path | None]:
+    """--jev-baseline: a path when it names an existing file or folder (from the invocation
+    folder), or looks like one (a `/`, or a .jsonl/.json name); else a backend or results
+    folder name, parsed by the catalog as --jev-backend is (no --jev-model: that names the
+    current backend's model)."""
+    text = str(value).strip() if value is not None else ""
+    if not text:
+        if value is not None:
+            raise OptionError("--jev-baseline is empty", fix="pass --jev-baseline NAME|PATH")
+        return None, None
+    path = Path(text)
+    if (here / path).exists() or "/" in text or "\\" in text or text.endswith((".jsonl", ".json")):
+        return None, here / path
+    return catalog.parse(text), None
 
 
 def _record_mode(value: Any, replay: bool) -> RecordMode | None:
