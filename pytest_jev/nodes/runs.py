@@ -17,7 +17,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from .. import paths
-from ..errors import JevError
+from ..errors import JevError, RecordingNotFound
 from ..gates import NO_BASELINE
 from ..options import Options
 from ..pricing import JEV_LIST_PRICE
@@ -142,6 +142,10 @@ class PackRun:
                                    backend=options.baseline, results_dir=options.results_dir,
                                    tested=self.pack.tested)
             recording = load_recording(found)
+        except RecordingNotFound as exc:  # the lookup's own fix speaks of the current recording
+            fix = "name one with --jev-baseline: a backend or results folder that has it, or a recording file or folder"
+            self.baseline_problems = (f"baseline: {RecordingNotFound(exc.what, fix=fix).one_line()}",)
+            return
         except JevError as exc:
             self.baseline_problems = (f"baseline: {exc.one_line()}",)
             return

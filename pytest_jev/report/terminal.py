@@ -14,6 +14,7 @@ from ..errors import node_name_part, printable
 from ..run_result import RunResult
 
 if TYPE_CHECKING:
+    from ..formats.flips_json import Power
     from ..formats.protocol_json import ProtocolRun, Rate
 
 
@@ -152,20 +153,27 @@ def flip_details(run: RunResult) -> Iterator[str]:
     f = run.flips
     assert f is not None
     power = f.power
-    found = (f"finds differences of {100 * power.detectable_difference:.1f} pp or more"
-             if power.detectable_difference is not None else
-             "never disagree, so they say nothing about power" if power.discordance == 0 else
-             "is too small to find even the largest possible difference")
-    yield (f"  paired bootstrap over {power.cases} cases ({f.bootstrap_resamples} resamples, seed {f.seed}); "
-           f"power: at {power.cases} cases, discordance {power.discordance:.3f} and design effect "
-           f"{power.design_effect:.2f}, the exact McNemar test {found} with {100 * power.power:.0f}% power "
-           f"(two-sided {power.alpha:g})")
+    yield f"  paired bootstrap over {power.cases} cases ({f.bootstrap_resamples} resamples, seed {f.seed})"
+    yield f"  power: {power_words(power)}"
     for label, ids in (("only in the current recording", f.only_current), ("only in the baseline", f.only_baseline)):
         if ids:
             shown = ", ".join(ids[:5]) + (f", ... ({len(ids) - 5} more)" if len(ids) > 5 else "")
             yield f"  {len(ids)} case(s) {label}, not compared: {shown}"
     if f.unpaired_items:
         yield f"  {f.unpaired_items} item(s) answered usably by one recording only, not compared"
+
+
+def power_words(power: Power) -> str:
+    """What a comparison of this size can find, in words."""
+    at = (f"at {power.cases} cases, discordance {power.discordance:.3f} and design effect {power.design_effect:.2f}"
+          + (" (assumed)" if power.source == "default" else ""))
+    chance = f"{100 * power.power:.0f}% power, two-sided {power.alpha:g}"
+    if power.detectable_difference is not None:
+        return (f"{at}, the exact McNemar test finds accuracy differences of "
+                f"{100 * power.detectable_difference:.1f} pp or more ({chance})")
+    if power.discordance == 0:
+        return "the two recordings never disagree: they say nothing about the size of a difference"
+    return f"{at}, no difference is found with {chance}: too few cases"
 
 
 def _regression_line(run: RunResult, m: Any) -> str:
