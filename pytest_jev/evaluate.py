@@ -22,6 +22,7 @@ from .gates import NO_BASELINE, evaluate_gates
 from .gcpause import gc_paused
 from .grade import Graded, grade
 from .packs.model import Case, Pack
+from .paths import shown
 from .pricing import JEV_LIST_PRICE
 from .recording_file import Recording
 from .rubric import RubricCheck, rubric_fingerprint
@@ -41,6 +42,7 @@ from .run_result import (
 from .stats import nearest_rank
 
 if TYPE_CHECKING:
+    from .backends.kinds import BackendSpec
     from .formats.flips_json import FlipReport
 
 # (prob, correct, resamples, seed) -> (accuracy interval, ECE interval): metrics.bootstrap's signature
@@ -181,6 +183,36 @@ def refusal(prep: Prepared) -> tuple[str, str, tuple[str, ...]] | None:
     if prep.rubric.drift:
         return "check[rubric]", "the recording was made for other wording (rubric drift)", prep.rubric.lines
     return None
+
+
+def against_baseline(prep: Prepared, *, backend: BackendSpec | None, path: Path | None, results_dir: Path,
+                     rootdir: Path, flag: str = "--jev-baseline") -> tuple[FlipReport | None, tuple[str, ...]]:
+    """The flip report of a prepared run against the baseline a backend spec or a path names, or
+    why there is none (one line each). The baseline is found, read, graded and refused exactly
+    as the recording replay grades (recording_lookup, recording_file, prepare, refusal); the
+    cases it lacks are not a problem, they are named in the report."""
+    from .errors import JevError, RecordingNotFound
+    from .recording_file import load_recording
+    from .recording_lookup import find_recording
+
+    pack = prep.pack
+    try:
+        found = find_recording(pack.path, pack.id, explicit=str(path) if path else None, backend=backend,
+                               results_dir=results_dir, tested=pack.tested)
+        recording = load_recording(found)
+    except RecordingNotFound as exc:  # the lookup's own fix speaks of the recording replay grades
+        fix = f"name one with {flag}: a backend or results folder that has it, or a recording file or folder"
+        return None, (f"baseline: {RecordingNotFound(exc.what, fix=fix).one_line()}",)
+    except JevError as exc:
+        return None, (f"baseline: {exc.one_line()}",)
+    baseline = prepare(pack, recording, prep.settings, backend=backend.text if backend is not None else None,
+                       split=prep.split, cases=prep.cases, shown_path=shown(recording.path, rootdir), partial=True)
+    del recording  # its decoded lines: at 100,000 cases several hundred MB
+    refused = refusal(baseline)
+    if refused is not None or baseline.problems:
+        why = [f"baseline refused: {refused[1]}", *refused[2]] if refused is not None else []
+        return None, (*why, *(f"baseline: {p}" for p in baseline.problems))
+    return flip_report(prep, baseline), ()
 
 
 def flip_report(prep: Prepared, baseline: Prepared) -> FlipReport:

@@ -306,19 +306,12 @@ def parse(config: pytest.Config) -> Options:
 
 
 def _baseline(value: Any, catalog: Catalog, here: Path) -> tuple[BackendSpec | None, Path | None]:
-    """--jev-baseline: a path when it names an existing file or folder (from the invocation
-    folder), or looks like one (a `/`, or a .jsonl/.json name); else a backend or results
-    folder name, parsed by the catalog as --jev-backend is (no --jev-model: that names the
-    current backend's model)."""
-    text = str(value).strip() if value is not None else ""
-    if not text:
-        if value is not None:
-            raise OptionError("--jev-baseline is empty", fix="pass --jev-baseline NAME|PATH")
+    """--jev-baseline: a backend spec or a path (recording_lookup.parse_target)."""
+    if value is None:
         return None, None
-    path = Path(text)
-    if (here / path).exists() or "/" in text or "\\" in text or text.endswith((".jsonl", ".json")):
-        return None, here / path
-    return catalog.parse(text), None
+    from .recording_lookup import parse_target  # reads no file: only when the flag is given
+
+    return parse_target(str(value), catalog, here)
 
 
 def _record_mode(value: Any, replay: bool) -> RecordMode | None:

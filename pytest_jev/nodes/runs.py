@@ -17,7 +17,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from .. import paths
-from ..errors import JevError, RecordingNotFound
+from ..errors import JevError
 from ..gates import NO_BASELINE
 from ..options import Options
 from ..pricing import JEV_LIST_PRICE
@@ -28,7 +28,7 @@ from ..run_result import Interval, RunKey, RunResult
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..evaluate import PackResult, Prepared, Settings
+    from ..evaluate import PackResult, Prepared
     from ..formats.flips_json import FlipItem, FlipReport
     from ..packs.model import Pack, Split
     from ..protocol.protocol_run import ProtocolSetup
@@ -126,40 +126,19 @@ class PackRun:
             self.refusal = refused[:2]
         elif options.baseline_given:
             del recording  # at 100,000 cases the decoded lines weigh more than the baseline's
-            self._compare(settings)
+            self._compare()
 
-    def _compare(self, settings: Settings) -> None:
-        """Read, check and grade the --jev-baseline recording exactly as the current one (the
-        same lookup, reader, grading and refusals: evaluate.refusal), then the flip report; or
-        note why the baseline cannot be compared with (check[baseline] fails with it)."""
-        from ..evaluate import flip_report, prepare, refusal
-        from ..recording_lookup import find_recording
+    def _compare(self) -> None:
+        """The flip report against --jev-baseline, the baseline read, checked and graded exactly
+        as the current recording (evaluate.against_baseline); or why there is none (check[baseline]
+        fails with it)."""
+        from ..evaluate import against_baseline
 
         options = self.options
-        path = options.baseline_path
-        try:
-            found = find_recording(self.pack.path, self.pack.id, explicit=str(path) if path else None,
-                                   backend=options.baseline, results_dir=options.results_dir,
-                                   tested=self.pack.tested)
-            recording = load_recording(found)
-        except RecordingNotFound as exc:  # the lookup's own fix speaks of the current recording
-            fix = "name one with --jev-baseline: a backend or results folder that has it, or a recording file or folder"
-            self.baseline_problems = (f"baseline: {RecordingNotFound(exc.what, fix=fix).one_line()}",)
-            return
-        except JevError as exc:
-            self.baseline_problems = (f"baseline: {exc.one_line()}",)
-            return
-        name = options.baseline.text if options.baseline is not None else None
-        baseline = prepare(self.pack, recording, settings, backend=name, split=self.split, cases=self.cases,
-                           shown_path=paths.shown(recording.path, options.rootdir), partial=True)
-        del recording
-        refused = refusal(baseline)
-        if refused is not None or baseline.problems:
-            why = [f"baseline refused: {refused[1]}", *refused[2]] if refused is not None else []
-            self.baseline_problems = (*why, *(f"baseline: {p}" for p in baseline.problems))
-            return
         assert self.prepared is not None
-        self.flips = flip_report(self.prepared, baseline)
+        self.flips, self.baseline_problems = against_baseline(
+            self.prepared, backend=options.baseline, path=options.baseline_path, results_dir=options.results_dir,
+            rootdir=options.rootdir)
 
     @property
     def protocol_role(self) -> str | None:
