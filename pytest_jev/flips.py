@@ -25,6 +25,7 @@ from .grade import Graded, Items
 from .packs.model import Case, Pack
 from .stats import (
     ALPHA,
+    DEFAULT_DISCORDANCE,
     POWER,
     design_effect,
     detectable_difference,
@@ -123,3 +124,24 @@ def observed_power(cases: int, items: int, per_case: Sequence[tuple[int, int]]) 
                  effective_items=effective,
                  detectable_difference=detectable_difference(effective, discordance) if discordant else None,
                  power=POWER, alpha=ALPHA, source="observed")
+
+
+def pack_power(cases: int, items_per_case: float, pairs: Sequence[Sequence[tuple[int, int, int]]]) -> Power:
+    """What a pack of `cases` cases of `items_per_case` items can find, from the discordance
+    observed between its recorded backends: `pairs` holds, for each pair of backends, the
+    (b, c, n) of each case both answered (stats.case_pairs). With several pairs the discordance
+    and the design effect are their means; with none (one backend recorded) the discordance is
+    DEFAULT_DISCORDANCE and the items are taken as independent (design effect 1), `source`
+    "default"."""
+    used = [pair for pair in pairs if sum(n for _, _, n in pair)]
+    if used:
+        discordance = sum(sum(b + c for b, c, _ in p) / sum(n for _, _, n in p) for p in used) / len(used)
+        deff = sum(design_effect([(b, c) for b, c, _ in p]) for p in used) / len(used)
+        source = "observed"
+    else:
+        discordance, deff, source = DEFAULT_DISCORDANCE, 1.0, "default"
+    effective = effective_pairs(cases, items_per_case, deff)
+    return Power(cases=cases, items_per_case=items_per_case, discordance=discordance, design_effect=deff,
+                 effective_items=effective,
+                 detectable_difference=detectable_difference(effective, discordance) if discordance else None,
+                 power=POWER, alpha=ALPHA, source=source)

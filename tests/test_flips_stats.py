@@ -173,3 +173,42 @@ def test_cases_needed_is_the_first_size_whose_power_reaches_80_percent() -> None
     found = detectable_difference(effective_pairs(n, 3, 1.2), 0.3)
     assert found is not None and math.isclose(found, 0.05, abs_tol=0.002)
     assert cases_needed(0.0, 0.3, 3, 1.0) is None and cases_needed(0.4, 0.3, 3, 1.0) is None
+
+
+def test_the_scoreboards_power_of_each_committed_pack_is_its_pairs_discordance_and_design_effect() -> None:
+    """Recomputed from the committed results files' per-case marks in plain Python: the share of
+    items the two embedded backends answer differently, and Durkalski's variance ratio."""
+    import json
+    from pathlib import Path
+
+    from pytest_jev.registry.board import build
+
+    root = Path(__file__).resolve().parents[1]
+    board = build(root)
+    checked = 0
+    for pack in board.packs:
+        for split in pack.splits:
+            ranked = [c for c in split.columns if c.group == "ranked"]
+            if len(ranked) != 2 or split.power is None:
+                continue
+            name = f"{pack.id}.{split.split}.json" if split.split else f"{pack.id}.json"
+            marks = [json.loads((root / "results" / c.backend.folder / name).read_text())["detail"]["correct"]
+                     for c in ranked]
+            discordant = paired = spread = 0
+            for case, first in marks[0].items():
+                diff = 0
+                for x, y in zip(first, marks[1][case]):
+                    if x in "01" and y in "01":
+                        paired += 1
+                        if x != y:
+                            discordant += 1
+                            diff += 1 if x == "1" else -1
+                spread += diff * diff
+            power = split.power
+            assert power.discordance == pytest.approx(discordant / paired, abs=1e-12)
+            assert power.design_effect == pytest.approx(max(1.0, spread / discordant), abs=1e-12)
+            n_items = split.n_cases * len(pack.questions)
+            assert power.effective_items == int(n_items / power.design_effect + 1e-9)
+            assert power.detectable_difference == detectable_difference(power.effective_items, power.discordance)
+            checked += 1
+    assert checked == 9  # 7 packs, editorial-review's two splits and semantic-drift's held-out one

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import node_name_part, printable
 from ..run_result import RunResult
+from .flip_text import flip_sentence, power_words
 
 if TYPE_CHECKING:
-    from ..formats.flips_json import Power
     from ..formats.protocol_json import ProtocolRun, Rate
 
 
@@ -128,52 +128,24 @@ def short_line(run: RunResult) -> str:
             f"{run.mismatched_cases} mismatched, {gates} ({run.recording})")
 
 
-def _pp(x: float) -> str:
-    return f"{100 * x:+.1f}"
-
-
-def _p_value(p: float) -> str:
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
-
-
 def flip_line(run: RunResult) -> str:
-    """The flip report's one line (--jev-baseline): counts, the paired difference with its
-    interval, the exact McNemar p-value."""
-    f = run.flips
-    assert f is not None
-    ci = (f" (95% CI {_pp(f.accuracy_delta_ci[0])} to {_pp(f.accuracy_delta_ci[1])})"
-          if f.accuracy_delta_ci else " (no interval: bootstrap off)")
-    delta = f"accuracy {_pp(f.accuracy_delta)} pp{ci}" if f.accuracy_delta is not None else "no paired items"
-    return (f"jev flips {_title(run).rsplit(' v', 1)[0]} vs {f.baseline.name}: {f.items} items, {f.regressed} "
-            f"regressed, {f.fixed} fixed, {delta}, exact McNemar {_p_value(f.mcnemar_p)}")
+    """The flip report's one line (--jev-baseline)."""
+    assert run.flips is not None
+    return flip_sentence(run.flips)
 
 
 def flip_details(run: RunResult) -> Iterator[str]:
     """What the one line leaves out: the interval's method, the power, the unpaired cases."""
     f = run.flips
     assert f is not None
-    power = f.power
-    yield f"  paired bootstrap over {power.cases} cases ({f.bootstrap_resamples} resamples, seed {f.seed})"
-    yield f"  power: {power_words(power)}"
+    yield f"  paired bootstrap over {f.power.cases} cases ({f.bootstrap_resamples} resamples, seed {f.seed})"
+    yield f"  power: {power_words(f.power)}"
     for label, ids in (("only in the current recording", f.only_current), ("only in the baseline", f.only_baseline)):
         if ids:
             shown = ", ".join(ids[:5]) + (f", ... ({len(ids) - 5} more)" if len(ids) > 5 else "")
             yield f"  {len(ids)} case(s) {label}, not compared: {shown}"
     if f.unpaired_items:
         yield f"  {f.unpaired_items} item(s) answered usably by one recording only, not compared"
-
-
-def power_words(power: Power) -> str:
-    """What a comparison of this size can find, in words."""
-    at = (f"at {power.cases} cases, discordance {power.discordance:.3f} and design effect {power.design_effect:.2f}"
-          + (" (assumed)" if power.source == "default" else ""))
-    chance = f"{100 * power.power:.0f}% power, two-sided {power.alpha:g}"
-    if power.detectable_difference is not None:
-        return (f"{at}, the exact McNemar test finds accuracy differences of "
-                f"{100 * power.detectable_difference:.1f} pp or more ({chance})")
-    if power.discordance == 0:
-        return "the two recordings never disagree: they say nothing about the size of a difference"
-    return f"{at}, no difference is found with {chance}: too few cases"
 
 
 def _regression_line(run: RunResult, m: Any) -> str:
