@@ -571,7 +571,7 @@ def test_this_repository_page_in_a_browser(tmp_path: Path) -> None:
     splits = {p.id + (f"::{s.split}" if s.split else ""): s for p in board.packs for s in p.splits}
     assert shown == sentences == set(splits) and len(splits) >= 9
     text = " ".join("".join(dom.text).split())
-    for name, split in splits.items():
+    for split in splits.values():
         assert split.power is not None and split.power.detectable_difference is not None
         assert f"tells accuracy differences of {100 * split.power.detectable_difference:.1f} pp or more" in text
     ties = [(p.id, s.split, c.backend.folder, s.pairs[s.leader][c.backend.folder]) for p in board.packs
