@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -270,3 +273,116 @@ def test_two_workers_give_what_one_process_gives(pytester: pytest.Pytester) -> N
     assert seen[0] == seen[1]
     assert seen[0][0] == {"passed": 35, "failed": 1, "skipped": 2, "mismatched": 1, "regressed": 3}
     assert [f["pack"] for f in seen[0][2]] == ["other", "toy"]
+
+
+# -- the committed registry, and the jev-packs commands --------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+MINILM, SPARROW = "minilm-l6-int8-zeroshot-1.0.0", "sparrow-0.2.0-nano-general-v1.1"
+
+
+def copy_registry(root: Path, *packs: str) -> None:
+    for pack in packs:
+        shutil.copytree(REPO / "packs" / pack, root / "packs" / pack)
+    for folder in (MINILM, SPARROW):
+        (root / "results" / folder).mkdir(parents=True)
+        shutil.copy(REPO / "results" / folder / "backend.json", root / "results" / folder)
+        for pack in packs:
+            shutil.copy(REPO / "results" / folder / f"{pack}.predictions.jsonl", root / "results" / folder)
+
+
+def test_a_regression_gate_on_a_committed_pack_goes_red(pytester: pytest.Pytester) -> None:
+    """MiniLM against the sparrow baseline on moderation: 259 items regressed, 236 fixed; a gate of
+    at most 100 regressions is red and lists them; the difference's interval (-4.1 to +1.3 pp) is
+    not wholly below -5 pp, so that gate stays green."""
+    copy_registry(pytester.path, "moderation")
+    gates = pytester.path / "packs/moderation/gates.yaml"
+    gates.write_text(gates.read_text() + "max_regressions: 100\nmin_accuracy_delta: -0.05\n")
+    result = pytester.runpytest("packs", f"--jev-backend={MINILM}", f"--jev-baseline={SPARROW}", "-k", "gate",
+                                "-p", "no:randomly", "--jev-json=out.json")
+    out = result.stdout.str()
+    gates = {g["gate"]: g for g in json.loads((pytester.path / "out.json").read_text())["runs"][0]["gates"]}
+    assert gates["max_regressions"]["ok"] is False and gates["min_accuracy_delta"]["ok"] is True
+    assert "gate max_regressions failed: 259 regressed <= 100" in out
+    assert "FAILED packs/moderation/pack.yaml::gate[max_regressions]" in out
+    assert '  regressed: case md-0001 action: expected "allow", baseline "allow" (p=0.35), now "remove" (p=0.76)' in out
+    assert "... and 239 more (the summary lists them)" in out
+    assert ("jev flips moderation vs sparrow-0.2.0-nano-general-v1.1: 1725 items, 259 regressed, 236 fixed, "
+            "accuracy -1.3 pp (95% CI -4.1 to +1.3), exact McNemar p = 0.323") in out
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_jev_packs_flips_writes_the_report_as_markdown(pytester: pytest.Pytester) -> None:
+    two_recordings(pytester.path)
+    # a hostile case: its state reaches a table cell as text, never as markup or a new column
+    path = pytester.path / "packs/toy/cases.jsonl"
+    cases = [json.loads(x) for x in path.read_text().splitlines()]
+    cases[8]["state"]["message"] = "a | b <script>x</script>"
+    path.write_text("".join(json.dumps(c) + "\n" for c in cases))
+    done = subprocess.run([sys.executable, "-m", "pytest_jev", "flips", "jev-1.14.0", "jev-1.13.0", "--pack",
+                           "packs/toy"], cwd=pytester.path, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    text = done.stdout
+    assert text.startswith("### jev flips: toy, jev-1.14.0 against jev-1.13.0\n")
+    assert "`jev flips toy vs jev-1.13.0: 36 items, 4 regressed, 3 fixed, accuracy -2.8 pp (95% CI" in text
+    assert "| **now right** | 26 both right | 3 fixed |\n| **now wrong** | 4 regressed | 3 both wrong |" in text
+    assert "<details><summary>Regressed items (4)</summary>" in text
+    assert '| toy-0009 | queue | "billing" | "billing" (0.90) | "technical" (0.90) |' in text
+    assert "a \\| b &lt;script&gt;x&lt;/script&gt;" in text and "<script>" not in text
+    missing = subprocess.run([sys.executable, "-m", "pytest_jev", "flips", "jev-1.14.0", "jev-0.1.0", "--pack",
+                              "packs/toy"], cwd=pytester.path, capture_output=True, text=True, check=False)
+    assert missing.returncode == 1 and missing.stdout == ""
+    assert missing.stderr.startswith("jev-packs: baseline: no recording for pack 'toy'")
+    assert "name one with B:" in missing.stderr and len(missing.stderr.splitlines()) == 1
+
+
+def test_jev_packs_power_says_what_a_pack_can_tell_and_how_many_cases_a_difference_needs() -> None:
+    from pytest_jev.stats import effective_pairs, mcnemar_power
+
+    done = subprocess.run([sys.executable, "-m", "pytest_jev", "power", "packs/support-triage", "--difference", "0.02"],
+                          cwd=REPO, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "support-triage: 520 cases x 3 questions = 1,560 items"
+    assert "discordance 0.413 between minilm-l6-int8-zeroshot-1.0.0 and sparrow-0.2.0-nano-general-v1.1" in lines[1]
+    assert "it tells accuracy differences of 4.6 pp or more from none" in lines[2]
+    needed = int(re.search(r"it needs ([0-9,]+) cases", lines[3]).group(1).replace(",", ""))  # type: ignore[union-attr]
+    deff = float(re.search(r"design effect ([0-9.]+)", lines[1]).group(1))  # type: ignore[union-attr]
+    psi = 644 / 1560  # the items MiniLM and sparrow answer differently (results/flips: 246 + 398)
+    assert deff == 1.0
+    assert mcnemar_power(effective_pairs(needed, 3, 1.0), psi, 0.02) >= 0.80
+    assert mcnemar_power(effective_pairs(needed - 1, 3, 1.0), psi, 0.02) < 0.80
+
+
+def test_a_pack_with_one_backend_gets_the_stated_default(tmp_path: Path) -> None:
+    write_pack(tmp_path, n=40, gates=None, recording=None)
+    done = subprocess.run([sys.executable, "-m", "pytest_jev", "power", "packs/toy", "--root", "."], cwd=tmp_path,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "discordance 0.20 assumed" in done.stdout and "design effect 1" in done.stdout
+
+
+def test_refresh_check_finds_a_stale_missing_or_orphaned_flip_report(tmp_path: Path) -> None:
+    from pytest_jev.registry import flip_files
+
+    copy_registry(tmp_path, "semantic-drift")
+    for folder in (MINILM, SPARROW):  # the evidence folder the gates name holds results the check reads
+        for name in ("semantic-drift.heldout.json",):
+            shutil.copy(REPO / "results" / folder / name, tmp_path / "results" / folder)
+    assert flip_files.stale_problem(tmp_path) == (
+        f"results/flips/{MINILM}/semantic-drift.heldout.json: missing; regenerate them with `jev-packs refresh`")
+    written = flip_files.write(tmp_path)
+    assert [p.name for p in written] == ["semantic-drift.heldout.json", "semantic-drift.heldout.md"]
+    assert flip_files.stale_problem(tmp_path) is None
+    assert written[0].read_bytes() == (REPO / f"results/flips/{MINILM}/semantic-drift.heldout.json").read_bytes()
+    report = written[0]
+    report.write_text(report.read_text().replace('"regressed": 15', '"regressed": 14'))
+    assert "semantic-drift.heldout.json: stale" in str(flip_files.stale_problem(tmp_path))
+    flip_files.write(tmp_path)
+    orphan = tmp_path / "results/flips/someone/semantic-drift.heldout.json"
+    orphan.parent.mkdir()
+    orphan.write_text("{}")
+    assert "someone/semantic-drift.heldout.json: no published comparison makes it any more" in str(
+        flip_files.stale_problem(tmp_path))
+    flip_files.write(tmp_path)
+    assert not orphan.exists() and flip_files.stale_problem(tmp_path) is None
