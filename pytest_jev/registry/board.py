@@ -315,8 +315,6 @@ def _placeholder(folder: str) -> Backend:
                    pricing="", calibrated=None, notes="", record=None, mock=False, embedded=False)
 
 
-
-
 def _pack_block(root: Path, pack_id: str, backends: Mapping[str, Backend], problems: list[str]) -> PackBlock:
     pack, problem = load_pack_or_problem(root, pack_id)
     found: dict[str, list[tuple[Backend, ResultsFile, str]]] = {}
