@@ -386,3 +386,26 @@ def test_refresh_check_finds_a_stale_missing_or_orphaned_flip_report(tmp_path: P
         flip_files.stale_problem(tmp_path))
     flip_files.write(tmp_path)
     assert not orphan.exists() and flip_files.stale_problem(tmp_path) is None
+
+
+def test_the_readme_example_is_what_the_committed_recordings_give() -> None:
+    from dataclasses import replace
+
+    from pytest_jev.formats.flips_json import FlipReport
+    from pytest_jev.registry.power import split_powers
+    from pytest_jev.report.flip_text import flip_sentence, power_words
+    from pytest_jev.stats import cases_needed
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    report = FlipReport.read(REPO / "results/flips" / MINILM / "moderation.json")
+    named = replace(report, baseline=replace(report.baseline, name="sparrow"))  # as --jev-baseline=sparrow names it
+    assert flip_sentence(named) in readme
+    assert f"  power: {power_words(report.power)}" in readme
+    assert report.regressed_items[0].case == "md-0001" and "moderation case md-0001 action:" in readme
+    from pytest_jev.packs import load_pack
+
+    ((_, power, _),) = split_powers(load_pack(REPO / "packs/support-triage"), REPO)
+    assert power.detectable_difference is not None
+    needed = cases_needed(0.02, power.discordance, power.items_per_case, power.design_effect)
+    assert (f"support-triage, 520 cases, tells differences of {100 * power.detectable_difference:.1f} points or "
+            f"more; 2 points need\n{needed:,} cases") in readme
