@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import metrics
-from .flips import compare
 from .gates import NO_BASELINE, evaluate_gates
 from .gcpause import gc_paused
 from .grade import Graded, grade
@@ -218,6 +217,7 @@ def against_baseline(prep: Prepared, *, backend: BackendSpec | None, path: Path 
 def flip_report(prep: Prepared, baseline: Prepared) -> FlipReport:
     """The current run's recording against the baseline's, item by item (flips.py), with the
     run's bootstrap resamples and seed."""
+    from .flips import compare  # numpy's already here; the flip report's models load only with a baseline
     from .formats.flips_json import Side
 
     def side(p: Prepared) -> Side:

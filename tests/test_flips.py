@@ -409,3 +409,18 @@ def test_the_readme_example_is_what_the_committed_recordings_give() -> None:
     needed = cases_needed(0.02, power.discordance, power.items_per_case, power.design_effect)
     assert (f"support-triage, 520 cases, tells differences of {100 * power.detectable_difference:.1f} points or "
             f"more; 2 points need\n{needed:,} cases") in readme
+
+
+def test_a_replay_without_a_baseline_loads_neither_scipy_nor_the_flip_report(pytester: pytest.Pytester) -> None:
+    two_recordings(pytester.path)
+    pytester.makeconftest("""
+import sys
+def pytest_sessionfinish(session):
+    loaded = [m for m in ("scipy", "pytest_jev.flips", "pytest_jev.formats.flips_json", "pytest_jev.report.flip_text",
+                          "pytest_jev.fixture.baseline") if m in sys.modules]
+    print("LOADED", loaded)
+""")
+    plain = pytester.runpytest_subprocess("packs", "--jev-backend=jev-1.14.0", "-s")
+    assert "LOADED []" in plain.stdout.str()
+    compared = pytester.runpytest_subprocess("packs", "--jev-backend=jev-1.14.0", "--jev-baseline=jev-1.13.0", "-s")
+    assert "LOADED ['scipy', 'pytest_jev.flips', 'pytest_jev.formats.flips_json'," in compared.stdout.str()

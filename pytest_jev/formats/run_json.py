@@ -18,15 +18,17 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import JevError
 from ..fileio import atomic_write
 from . import values as v
 from .backend_json import Pricing
-from .flips_json import FlipReport
 from .protocol_json import ProtocolRun
 from .schemas import FormatError, read_object
+
+if TYPE_CHECKING:  # a flip report's model loads with the first one read (a run with --jev-baseline)
+    from .flips_json import FlipReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,6 +432,8 @@ class RunObject(RunNumbers):
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> RunObject:
         protocol, flips = doc.get("protocol"), doc.get("flips")
+        if isinstance(flips, Mapping):
+            from .flips_json import FlipReport  # see the imports above
         return cls(**cls.numbers_of(doc), gates_skipped=v.flag(doc.get("gates_skipped")),
                    recording=v.string(doc.get("recording")), unknown_case_ids=v.strings(doc.get("unknown_case_ids")),
                    mismatches=tuple(MismatchEntry.from_json(m) for m in _objects(doc.get("mismatches"))),

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import node_name_part, printable
 from ..run_result import RunResult
-from .flip_text import flip_sentence, power_words
 
 if TYPE_CHECKING:
     from ..formats.protocol_json import ProtocolRun, Rate
@@ -130,12 +129,16 @@ def short_line(run: RunResult) -> str:
 
 def flip_line(run: RunResult) -> str:
     """The flip report's one line (--jev-baseline)."""
+    from .flip_text import flip_sentence  # every session imports this module: the flip text only with flips
+
     assert run.flips is not None
     return flip_sentence(run.flips)
 
 
 def flip_details(run: RunResult) -> Iterator[str]:
     """What the one line leaves out: the interval's method, the power, the unpaired cases."""
+    from .flip_text import power_words  # see flip_line
+
     f = run.flips
     assert f is not None
     yield f"  paired bootstrap over {f.power.cases} cases ({f.bootstrap_resamples} resamples, seed {f.seed})"
