@@ -175,11 +175,6 @@ class Options:
     def baseline_given(self) -> bool:
         return self.baseline is not None or self.baseline_path is not None
 
-    @property
-    def baseline_text(self) -> str | None:
-        """--jev-baseline as given (its name in summaries)."""
-        return self.given_flag("jev-baseline")
-
     def given_flag(self, name: str) -> str | None:
         """The value of --<name> as given on the command line (for hints that repeat it); None."""
         return next((value for flag, value in self.given if flag == name), None)
