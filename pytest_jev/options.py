@@ -149,6 +149,9 @@ FLAGS = (
          "pinned model) from this run, instead of checking them", False, "bool", ini=False),
     Flag("jev-min-covered", "protocol: fewest decided samples a tuned threshold needs (default 10)", 10, "int",
          metavar="N"),
+    Flag("jev-baseline", "compare with a baseline, item by item (regressed, fixed, paired interval, McNemar): a "
+         "backend or results folder name as --jev-backend takes, or a recording file or folder; for the jev "
+         "fixture, an answers file or folder", None, metavar="NAME|PATH", ini=False),
     # the jev fixture's own
     Flag("jev-threshold", f"probability a claim needs for jev.holds (default {DEFAULT_THRESHOLD}); jev.lacks needs at "
          "most 1 minus this; score comparisons need this much mass", DEFAULT_THRESHOLD, "float", metavar="P",
@@ -213,6 +216,12 @@ class Options:
     given: tuple[tuple[str, str], ...] = ()  # (flag, value) of the --jev-* flags given on the command line
     sources: tuple[tuple[str, Source], ...] = ()  # (flag, where it was set) of every --jev-* flag this run set
     catalog: Catalog = field(default_factory=Catalog, compare=False, repr=False)  # the run's backend kinds
+    baseline: BackendSpec | None = None  # --jev-baseline naming a backend or results folder, parsed once
+    baseline_path: Path | None = None  # --jev-baseline naming a file or folder (a recording, or answers)
+
+    @property
+    def baseline_given(self) -> bool:
+        return self.baseline is not None or self.baseline_path is not None
 
     def given_flag(self, name: str) -> str | None:
         """The value of --<name> as given on the command line (for hints that repeat it); None."""
@@ -331,6 +340,7 @@ def parse(config: pytest.Config) -> Options:
     text = get("jev-backend") or None
     if text is None and provider is not None and (record_mode is not None or get("jev-dry-run")):
         text = provider_backend(provider)  # pytest-jev's provider names the backend that records
+    baseline, baseline_path = _baseline(get("jev-baseline"), catalog, config.invocation_params.dir)
     return Options(
         replay=bool(get("jev-replay")),
         recording=get("jev-recording"),
@@ -372,7 +382,18 @@ def parse(config: pytest.Config) -> Options:
                     if where is Source.COMMAND_LINE and by_name[name].kind != "bool"),
         sources=tuple((name, where) for name, (_value, where) in read.items() if where is not None),
         catalog=catalog,
+        baseline=baseline,
+        baseline_path=baseline_path,
     )
+
+
+def _baseline(value: Any, catalog: Catalog, here: Path) -> tuple[BackendSpec | None, Path | None]:
+    """--jev-baseline: a backend spec or a path (recording_lookup.parse_target)."""
+    if value is None:
+        return None, None
+    from .recording_lookup import parse_target  # reads no file: only when the flag is given
+
+    return parse_target(str(value), catalog, here)
 
 
 def _record_mode(value: Any, replay: bool) -> RecordMode | None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the file models cost ~30 ms to define; a session without packs never needs them
+    from .formats.flips_json import FlipReport
     from .formats.protocol_json import ProtocolRun
     from .formats.run_json import Detail
 
@@ -203,6 +204,7 @@ class RunResult:
     rubric_status: str = "unchecked"  # ok | drift | unchecked: the recording's wording against it
     protocol: ProtocolRun | None = None  # a tune or held-out run: report, thresholds, per-sample results
     detail: Detail | None = None  # for the registry: reliability bins, curve, locales, per-case marks
+    flips: FlipReport | None = None  # against --jev-baseline: regressed and fixed items, paired interval, power
 
     @property
     def key(self) -> RunKey:
@@ -244,11 +246,13 @@ class RunResult:
             "rubric": self.rubric, "rubric_status": self.rubric_status,
             **({"protocol": self.protocol.to_json()} if self.protocol is not None else {}),
             **({"detail": self.detail.to_json()} if self.detail is not None else {}),
+            **({"flips": self.flips.to_json()} if self.flips is not None else {}),
         }
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RunResult:
         """The inverse of to_json (xdist workers ship their runs to the controller this way)."""
+        from .formats.flips_json import FlipReport
         from .formats.protocol_json import ProtocolRun
         from .formats.run_json import Detail
 
@@ -278,4 +282,5 @@ class RunResult:
             rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
             protocol=ProtocolRun.from_json(doc["protocol"]) if doc.get("protocol") is not None else None,
             detail=Detail.from_json(doc["detail"]) if doc.get("detail") is not None else None,
+            flips=FlipReport.from_json(doc["flips"]) if doc.get("flips") is not None else None,
         )

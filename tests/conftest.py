@@ -18,6 +18,7 @@ import jsonschema  # noqa: F401
 import numpy
 import numpy.random  # noqa: F401
 import pytest
+import scipy.stats  # noqa: F401  (--jev-baseline's statistics)
 import yaml  # noqa: F401
 from jevassert_env import VERSION as JEVASSERT_VERSION
 from jevassert_env import JevassertUnavailable, ensure_jevassert

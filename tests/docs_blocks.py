@@ -10,6 +10,11 @@ run"):
     <!-- docs-test: output -->                    (before any fenced block) output of the shell
                                                   block above it: its lines must be printed, in order
 
+A `console` block is a transcript: its `$ ` lines are the commands, run in order, and its other
+lines are what they print, checked as an output block's are; its commands need not succeed (a
+transcript may show a run whose gates fail), its output must be what it shows. Any other shell
+block must succeed as a whole (`set -euo pipefail`).
+
 Every block is named by its file and the line of its opening fence (`README.md:431`).
 """
 
@@ -26,6 +31,7 @@ KINDS = {"needs-key", "illustrative", "ci", "output"}
 MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<kind>[\w-]+)\s*(?::\s*(?P<reason>.*?))?\s*-->\s*$")
 FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*(?P<lang>[\w+-]*)")
 ELLIPSIS = "..."
+SEPARATOR = re.compile(r"(?<![^ ])(-{3,}|={3,})(?![^ ])")
 
 
 def doc_files(root: Path = ROOT) -> list[Path]:
@@ -56,10 +62,39 @@ class Block:
     def runs(self) -> bool:
         return self.shell and self.kind is None
 
+    @property
+    def transcript(self) -> bool:
+        """A console block: `$ ` commands and the lines they print."""
+        return self.lang.lower() == "console"
+
+    def script(self) -> str:
+        """What bash runs: the block, or a transcript's commands (its `$ ` lines, with their `\\`
+        continuations), each run whatever the one before it returned."""
+        if not self.transcript:
+            return "set -euo pipefail\n" + self.text
+        lines, going = [], False
+        for line in self.text.splitlines():
+            if line.startswith("$ ") or going:
+                lines.append(line[2:] if line.startswith("$ ") and not going else line)
+                going = line.endswith("\\")
+        return "set -uo pipefail\n" + "\n".join(lines) + "\n"
+
+    def shown(self) -> str:
+        """The output a transcript shows: its lines that are not commands."""
+        if not self.transcript:
+            return ""
+        out, going = [], False
+        for line in self.text.splitlines():
+            if line.startswith("$ ") or going:
+                going = line.endswith("\\")
+            else:
+                out.append(line)
+        return "\n".join(out)
+
     def commands(self) -> list[str]:
         """Its commands, comments dropped, one per `&&` or line (for the ci check)."""
         out = []
-        for line in self.text.splitlines():
+        for line in (self.script().split("\n", 1)[1] if self.transcript else self.text).splitlines():
             command = line.split(" #", 1)[0].strip() if not line.lstrip().startswith("#") else ""
             out.extend(part.strip() for part in command.split("&&") if part.strip())
         return out
@@ -115,14 +150,21 @@ def all_blocks(root: Path = ROOT) -> Iterator[Block]:
         yield from parse(path, root)[0]
 
 
+def _plain(line: str) -> str:
+    """A line with its whitespace normalised and pytest's separator runs (`-----`, `=====`, as wide as
+    the terminal) cut to three."""
+    return SEPARATOR.sub(lambda run: run[0][0] * 3, " ".join(line.split()))
+
+
 def missing_lines(shown: str, printed: str) -> list[str]:
-    """The lines of `shown` not printed, in order: whitespace is normalised, `...` stands for any
-    text, and each shown line must match a whole printed line after the previous match."""
-    out = [" ".join(line.split()) for line in printed.splitlines()]
+    """The lines of `shown` not printed, in order: whitespace is normalised, and so are separator
+    runs, `...` stands for any text (a line of only `...` for any lines), and each shown line must
+    match a whole printed line after the previous match."""
+    out = [_plain(line) for line in printed.splitlines()]
     position, missing = 0, []
     for line in shown.splitlines():
-        want = " ".join(line.split())
-        if not want:
+        want = _plain(line)
+        if not want or want == ELLIPSIS:
             continue
         pattern = re.compile(".*".join(re.escape(part) for part in want.split(ELLIPSIS)))
         found = next((k for k in range(position, len(out)) if pattern.fullmatch(out[k])), None)

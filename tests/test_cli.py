@@ -16,7 +16,7 @@ from test_harvest import gold_answers, noul, write_backend
 from pytest_jev.cli import parser
 
 SUBCOMMANDS = [["audit", "sample"], ["audit", "kappa"], ["merge"], ["build"], ["harvest"], ["derive-gates"],
-               ["index"], ["scoreboard"], ["refresh"]]
+               ["index"], ["scoreboard"], ["flips"], ["power"], ["refresh"]]
 
 
 def jev_packs(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -90,6 +90,29 @@ def test_results_dir_and_the_pack_are_read_from_root_in_every_subcommand(tmp_pat
                       cwd=elsewhere)
     assert kappa.returncode == 0, kappa.stderr
     assert "refund" in kappa.stdout
+
+
+def test_flips_and_power_read_the_pack_recordings_and_outputs_from_root(tmp_path: Path) -> None:
+    """flips took its pack, recordings given as paths, --out and --json from the working folder, and
+    power its pack, while both read results/ from --root."""
+    registry, elsewhere = tmp_path / "registry", tmp_path / "elsewhere"
+    write_pack(registry / "packs")
+    answers = gold_answers()
+    answers["c-001"]["refund"] = noul(0.2)
+    write_backend(registry / "results", "alpha-1", "sparrow", answers)
+    write_backend(registry / "results", "beta-2", "minilm", gold_answers())
+    elsewhere.mkdir()
+
+    done = jev_packs("flips", "results/alpha-1", "beta-2", "--pack", "packs/tiny-pack", "--root", "../registry",
+                     "--out", "flips.md", "--json", "flips.json", cwd=elsewhere)
+    assert done.returncode == 0, done.stderr
+    assert "jev flips tiny-pack vs beta-2" in (registry / "flips.md").read_text(encoding="utf-8")
+    assert json.loads((registry / "flips.json").read_text(encoding="utf-8"))["regressed"] == 1
+    assert not (elsewhere / "flips.md").exists() and not (elsewhere / "flips.json").exists()
+
+    power = jev_packs("power", "packs/tiny-pack", "--root", "../registry", cwd=elsewhere)
+    assert power.returncode == 0, power.stderr
+    assert power.stdout.startswith("tiny-pack: ")
 
 
 def test_derive_gates_reads_the_pack_and_results_from_root(tmp_path: Path) -> None:

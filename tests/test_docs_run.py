@@ -2,8 +2,10 @@
 as written, in a fresh copy of this checkout (its tracked and unignored files, as a clean clone has
 them) with this venv's tools first on PATH and no API key in the environment, and must succeed; where
 the docs show its output (a block marked `<!-- docs-test: output -->` below it), the lines shown
-must be printed. The other blocks carry a marker saying why they do not run (tests/docs_blocks.py,
-CONTRIBUTING.md "Docs that run"), and the `ci` ones must be what .ci/run runs.
+must be printed; a `console` transcript runs its `$ ` commands and must print the lines it shows
+(its commands need not succeed: a transcript may show a run with a red gate). The other blocks
+carry a marker saying why they do not run, and are skips with that reason here (tests/docs_blocks.py,
+CONTRIBUTING.md "Docs that run"); the `ci` ones must be what .ci/run runs.
 
 A failure names the block (`README.md:431`) and what failed: its exit code and the end of its
 output, or the lines shown that it did not print. Nothing is written into the checkout.
@@ -18,9 +20,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from docs_blocks import ROOT, Block, all_blocks, ci_commands, doc_files, missing_lines, normalised, parse
+from docs_blocks import ROOT, Block, Output, all_blocks, ci_commands, doc_files, missing_lines, normalised, parse
 
-RUNNABLE = [block for block in all_blocks() if block.runs]
+SHELL = [block for block in all_blocks() if block.shell]
+RUNNABLE = [block for block in SHELL if block.runs]
+WHY = {"needs-key": "needs a provider's key", "ci": ".ci/run runs it (test_the_ci_blocks_are_what_ci_runs)"}
 TIMEOUT = 1800  # seconds per block: the registry block replays every column twice on a busy 2-core machine
 HIDDEN = ("PYTHONPATH", "VIRTUAL_ENV", "TYPESAFE_BASE_URL", "PYTEST_CURRENT_TEST")
 IGNORED = shutil.ignore_patterns(".git", ".venv", "__pycache__", ".pytest_cache", "*.egg-info", "build", "dist",
@@ -93,14 +97,32 @@ def test_the_parser_finds_blocks_markers_and_output(tmp_path: Path) -> None:
                         "output)", "README.md:31: docs-test marker 'ci' on a python block, which never runs"]
     assert missing_lines("one\n...o", "zero\none\ntwo\n") == []
     assert missing_lines("two\none", "one\ntwo\n") == ["one"]  # in order
+    assert missing_lines("--- jev flips ---\n...\nend", "------ jev flips -----\nx\ny\nend\n") == []
+    assert missing_lines("--- jev flips ---", "------ jev flip -----\n") == ["--- jev flips ---"]
+
+
+def test_a_console_block_is_a_transcript(tmp_path: Path) -> None:
+    """`$ ` lines (with their `\\` continuations) are the commands, each run whatever the one before
+    returned; the other lines are the output it shows."""
+    doc = tmp_path / "README.md"
+    doc.write_text("```console\n$ echo a \\\n  b\na b\n...\n$ false\n$ echo c\nc\n```\n", encoding="utf-8")
+    [block], problems = parse(doc, tmp_path)
+    assert problems == [] and block.runs and block.transcript
+    assert block.script() == "set -uo pipefail\necho a \\\n  b\nfalse\necho c\n"
+    assert block.shown() == "a b\n...\nc"
+    assert block.commands() == ["echo a \\", "b", "false", "echo c"]
+    done = subprocess.run(["bash", "-c", block.script()], capture_output=True, text=True, check=False)
+    assert missing_lines(block.shown(), done.stdout) == []
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("block", RUNNABLE, ids=[block.where for block in RUNNABLE])
+@pytest.mark.parametrize("block", SHELL, ids=[block.where for block in SHELL])
 def test_the_block_runs_as_written(block: Block, tmp_path: Path) -> None:
+    if block.kind is not None:  # a block its doc marks as not run here is a skip with the doc's reason, not silence
+        pytest.skip(f"{block.where}: marked docs-test: {block.kind} ({block.reason or WHY[block.kind]})")
     copy = checkout_copy(tmp_path / "checkout")
     script = tmp_path / "block.sh"
-    script.write_text("set -euo pipefail\n" + block.text, encoding="utf-8")
+    script.write_text(block.script(), encoding="utf-8")
     try:
         done = subprocess.run(["bash", str(script)], cwd=copy, env=environment(), stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True, timeout=TIMEOUT, check=False)
@@ -108,10 +130,11 @@ def test_the_block_runs_as_written(block: Block, tmp_path: Path) -> None:
         pytest.fail(f"{block.where}: the block did not finish in {TIMEOUT} s:\n{block.text}", pytrace=False)
         raise AssertionError("unreachable") from exc
     tail = "\n".join(done.stdout.splitlines()[-60:])
-    if done.returncode != 0:
+    if done.returncode != 0 and not block.transcript:
         pytest.fail(f"{block.where}: the block failed (exit {done.returncode}):\n{block.text}"
                     f"--- the end of its output ---\n{tail}", pytrace=False)
-    for output in block.outputs:
+    shown = [Output(block.where, block.shown())] if block.transcript else []
+    for output in [*shown, *block.outputs]:
         missing = missing_lines(output.text, done.stdout)
         if missing:
             pytest.fail(f"{block.where}: the output shown at {output.where} is not what the block printed; not "

@@ -52,6 +52,8 @@ FORMATS = (
            "re-run the protocol run that wrote it (--jev-tune / --jev-heldout)"),
     Format("comparison", "protocol_json:Comparison", "results/comparisons/<pack>.<split>.json", False,
            "merge the reports again (jev-packs merge)"),
+    Format("flips", "flips_json:FlipReport", "results/flips/<current>/<pack>[.<split>].json", False,
+           "regenerate it (jev-packs refresh)"),
     Format("index", "index_json:RegistryIndex", "index.json", False,
            "regenerate it with `jev-packs refresh` (or `jev-packs index`)"),
     Format("answers-line", "answers_line:AnswerLine",
@@ -87,6 +89,8 @@ def format_of(path: PurePath) -> Format | None:
         return format_named("sample-line")
     if name == "index.json" and folder != "comparisons":
         return format_named("index")
+    if name.endswith(".json") and path.parent.parent.name == "flips" and path.parent.parent.parent.name == "results":
+        return format_named("flips")
     if not name.endswith(".json") or path.parent.parent.name != "results":
         return None
     if folder == "comparisons":
