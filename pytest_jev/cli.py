@@ -233,7 +233,7 @@ def parser() -> argparse.ArgumentParser:
     f.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
     f.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     f.set_defaults(run=_flips)
-    pw = commands.add_parser("power", help="the smallest accuracy difference a pack can tell at its size (80% "
+    pw = commands.add_parser("power", help="the smallest accuracy difference a pack can tell at its size (80%% "
                                            "power, two-sided 0.05), and the cases a given difference needs")
     pw.add_argument("pack", help="the pack folder")
     pw.add_argument("--difference", type=float, help="an accuracy difference to detect (0.02 = 2 points): how many "

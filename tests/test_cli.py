@@ -48,6 +48,14 @@ def test_every_subcommand_lists_the_cli_s_subcommands_here() -> None:
     assert sorted(leaves(parser(), [])) == sorted(SUBCOMMANDS)
 
 
+def test_the_help_lists_every_subcommand() -> None:
+    """`jev-packs --help` prints (argparse reads % in a help text as a format: `80% power` broke it)."""
+    done = jev_packs("--help", cwd=Path.cwd())
+    assert done.returncode == 0, done.stderr
+    assert all(f"    {words[0]} " in done.stdout for words in SUBCOMMANDS), done.stdout
+    assert "(80% power, two-sided 0.05)" in " ".join(done.stdout.split())
+
+
 @pytest.mark.parametrize("words", SUBCOMMANDS, ids=" ".join)
 def test_every_subcommand_takes_root_and_says_what_it_means(words: list[str]) -> None:
     help_text = " ".join(_subparser(words).format_help().split())  # type: ignore[attr-defined]
