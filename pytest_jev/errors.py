@@ -8,6 +8,7 @@ to fix it, e.g.::
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -64,6 +65,16 @@ class JevError(Exception):
         if self.fix:
             text += f"; {self.fix}"
         return printable(" ".join(text.split()))  # never more than one line, nothing a terminal acts on
+
+    def headline(self) -> str:
+        """What is wrong first, the file's name and line after it: what a line cut to the width of
+        a terminal (pytest's short summary) keeps, e.g. `duplicate case id 'x-0003' (first on
+        line 4) (cases.jsonl:12)`."""
+        place = os.path.basename(self.file.rstrip("/\\")) if self.file else ""
+        if place and self.line:
+            place += f":{self.line}"
+        text = f"{self.what} ({place})" if place else self.what
+        return printable(" ".join(text.split()))
 
 
 class PackError(JevError):

@@ -1,4 +1,10 @@
-"""gates.yaml declarations evaluated against a RunResult: the GateResults (run_result.py) in jevassert's order."""
+"""gates.yaml declarations evaluated against a RunResult: the GateResults (run_result.py) in jevassert's order.
+
+Each result carries jevassert's `detail` ("ece 0.312 <= 0.150": the rule, which --jev-json and the
+results files keep as jevassert writes them) and our `verdict`, which says what holds or what is
+wrong: "ece 0.312, above the 0.150 allowed". Failures, the terminal's gates line and the short
+summary print the verdict.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +15,42 @@ from typing import Any
 from .run_result import FAILED, PASSED, SKIPPED, CoverageRow, GateResult, RunResult
 
 
+def _pair(value: float, threshold: float, digits: int, unit: str = "") -> tuple[str, str]:
+    """value and threshold with `digits` decimals, more when that would print them equal
+    although they differ (0.3496 against 0.35 is not "0.350, below the 0.350 required")."""
+    while digits < 9 and value != threshold and f"{value:.{digits}f}" == f"{threshold:.{digits}f}":
+        digits += 1
+    return f"{unit}{value:.{digits}f}", f"{unit}{threshold:.{digits}f}"
+
+
+def verdict(label: str, value: float, threshold: float, at_least: bool, digits: int = 3, unit: str = "",
+            suffix: str = "") -> str:
+    """What a gate found: "accuracy 0.833, below the 0.990 required", "ece 0.222, within the
+    0.250 allowed" (`unit` before the numbers, `suffix` after them: "$", " ms")."""
+    shown, limit = _pair(value, threshold, digits, unit)
+    if at_least:
+        how = "at least" if value >= threshold else "below"
+        return f"{label} {shown}{suffix}, {how} the {limit}{suffix} required"
+    how = "within" if value <= threshold else "above"
+    return f"{label} {shown}{suffix}, {how} the {limit}{suffix} allowed"
+
+
 def _at_least(name: str, metric: str, value: float, threshold: float, detail: str,
-              interval: tuple[float, float] | None = None) -> GateResult:
-    return GateResult(name, PASSED if value >= threshold else FAILED, detail, metric, value, interval, threshold)
+              interval: tuple[float, float] | None = None, label: str | None = None) -> GateResult:
+    return GateResult(name, PASSED if value >= threshold else FAILED, detail, metric, value, interval, threshold,
+                      verdict=verdict(label or metric, value, threshold, at_least=True))
 
 
 def _at_most(name: str, metric: str, value: float, threshold: float, detail: str,
-             interval: tuple[float, float] | None = None) -> GateResult:
-    return GateResult(name, PASSED if value <= threshold else FAILED, detail, metric, value, interval, threshold)
+             interval: tuple[float, float] | None = None, label: str | None = None, digits: int = 3,
+             unit: str = "", suffix: str = "") -> GateResult:
+    return GateResult(name, PASSED if value <= threshold else FAILED, detail, metric, value, interval, threshold,
+                      verdict=verdict(label or metric, value, threshold, at_least=False, digits=digits, unit=unit,
+                                      suffix=suffix))
+
+
+def _skipped(name: str, why: str, metric: str, threshold: float) -> GateResult:
+    return GateResult(name, SKIPPED, why, metric, None, None, threshold, verdict=f"not computable: {why}")
 
 
 def evaluate_gates(declared: Mapping[str, Any], run: RunResult, lines: Mapping[str, int]) -> list[GateResult]:
@@ -38,19 +72,19 @@ def evaluate_gates(declared: Mapping[str, Any], run: RunResult, lines: Mapping[s
     if "max_p95_latency_ms" in declared:
         v = float(declared["max_p95_latency_ms"])
         p95 = run.latency.p95_ms
-        out.append(GateResult("max_p95_latency_ms", SKIPPED, "no latency data in recording", "p95_latency_ms",
-                              None, None, v) if p95 is None else
-                   _at_most("max_p95_latency_ms", "p95_latency_ms", p95, v, f"p95 {p95:.0f}ms <= {v:.0f}ms"))
+        out.append(_skipped("max_p95_latency_ms", "no latency data in recording", "p95_latency_ms", v)
+                   if p95 is None else
+                   _at_most("max_p95_latency_ms", "p95_latency_ms", p95, v, f"p95 {p95:.0f}ms <= {v:.0f}ms",
+                            label="p95 latency", digits=_latency_digits(p95, v), suffix=" ms"))
     if "min_coverage_at_precision" in declared:
         out.append(_coverage_gate(declared["min_coverage_at_precision"], run.coverage))
     if "min_accuracy_ci_lower" in declared:
         v = float(declared["min_accuracy_ci_lower"])
         ci = run.accuracy_ci
         why = "no items in recording" if not run.n_items else "bootstrap disabled (--jev-bootstrap 0)"
-        out.append(GateResult("min_accuracy_ci_lower", SKIPPED, why, "accuracy_ci_lower", None, None, v)
-                   if ci is None else
+        out.append(_skipped("min_accuracy_ci_lower", why, "accuracy_ci_lower", v) if ci is None else
                    _at_least("min_accuracy_ci_lower", "accuracy_ci_lower", ci[0], v,
-                             f"accuracy CI lower {ci[0]:.3f} >= {v:.3f}", ci))
+                             f"accuracy CI lower {ci[0]:.3f} >= {v:.3f}", ci, label="accuracy CI lower bound"))
     for qid, spec in (declared.get("per_question") or {}).items():
         out.extend(_question_gates(qid, spec, run))
     return [replace(g, line=lines.get(g.gate)) for g in out]
@@ -61,16 +95,24 @@ def _cost_gate(v: float, run: RunResult) -> GateResult:
     if cost is None:
         why = ("no usage data in recording" if run.cost.input_tokens is None else
                "no price known for this backend (pass --jev-price-input and --jev-price-output)")
-        return GateResult("max_cost_per_case_usd", SKIPPED, why, "cost_per_case_usd", None, None, v)
-    return _at_most("max_cost_per_case_usd", "cost_per_case_usd", cost, v, f"cost/case ${cost:.6f} <= ${v:.6f}")
+        return _skipped("max_cost_per_case_usd", why, "cost_per_case_usd", v)
+    return _at_most("max_cost_per_case_usd", "cost_per_case_usd", cost, v, f"cost/case ${cost:.6f} <= ${v:.6f}",
+                    label="cost/case", digits=6, unit="$")
+
+
+def _latency_digits(p95: float, limit: float) -> int:
+    """As many decimals as the gate is written with (a derived 1.719 ms gate), at least one
+    below 100 ms (a p95 of 4.8 ms), none above."""
+    written = f"{limit:.6f}".rstrip("0").rstrip(".")
+    decimals = len(written.split(".")[1]) if "." in written else 0
+    return max(decimals, 0 if p95 >= 100 else 1)
 
 
 def _question_gates(qid: str, spec: Mapping[str, Any], run: RunResult) -> list[GateResult]:
     q = run.question(qid)
     where = f"per_question.{qid}"
     if q is None or q.n == 0:
-        return [GateResult(f"{where}.{g}", SKIPPED, "no items in recording", g.split("_", 1)[1],
-                           None, None, float(spec[g])) for g in spec]
+        return [_skipped(f"{where}.{g}", "no items in recording", g.split("_", 1)[1], float(spec[g])) for g in spec]
     out = []
     if "min_accuracy" in spec:
         v = float(spec["min_accuracy"])
@@ -91,7 +133,9 @@ def _coverage_gate(spec: Mapping[str, Any], rows: tuple[CoverageRow, ...]) -> Ga
     if best is None:
         return GateResult("min_coverage_at_precision", FAILED,
                           f"no threshold on the grid reaches precision >= {need:.2f}",
-                          "coverage_at_precision", None, None, floor)
+                          "coverage_at_precision", None, None, floor,
+                          verdict=f"no threshold on the grid (0.50-0.95) reaches the {need:.2f} precision required")
     return _at_least("min_coverage_at_precision", "coverage_at_precision", best.coverage, floor,
                      f"coverage {best.coverage:.2f} at precision >= {need:.2f} "
-                     f"(threshold {best.threshold:.2f}) >= {floor:.2f}")
+                     f"(threshold {best.threshold:.2f}) >= {floor:.2f}",
+                     label=f"coverage at precision >= {need:.2f} (threshold {best.threshold:.2f})")

@@ -122,7 +122,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """A pack item skipped at run time is reported at the pack's place, not in our code: a gate
     not computable at its line of gates.yaml, items without a usable recording at pack.yaml
-    (one summary line for the whole pack under -rs)."""
+    (one summary line for the whole pack under -rs); the paths in its reason relative to where
+    pytest was started, as in failures."""
     report = yield
     if report.skipped and isinstance(item, JevItem) and isinstance(report.longrepr, tuple):
         reason = report.longrepr[2]
@@ -131,7 +132,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             path = item.nodeid.split("::", 1)[0]
         else:
             path, line, _domain = item.location
-        report.longrepr = (path, (line or 0) + 1, reason)
+        report.longrepr = (path, (line or 0) + 1, item.relative(reason))
     return report
 
 

@@ -39,6 +39,7 @@ class GateResult:
     interval: tuple[float, float] | None = None
     threshold: float | None = None
     line: int | None = None  # line of the gate in gates.yaml
+    verdict: str = ""  # ours, what holds or what is wrong: "ece 0.312, above the 0.150 allowed" (not in JSON)
 
     @property
     def ok(self) -> bool | None:
@@ -50,9 +51,9 @@ class GateResult:
         return {"gate": self.gate, "ok": self.ok, "detail": self.detail}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> GateResult:
+    def from_json(cls, doc: Mapping[str, Any], verdict: str = "") -> GateResult:
         ok = doc["ok"]
-        return cls(doc["gate"], SKIPPED if ok is None else PASSED if ok else FAILED, doc["detail"])
+        return cls(doc["gate"], SKIPPED if ok is None else PASSED if ok else FAILED, doc["detail"], verdict=verdict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,9 +247,14 @@ class RunResult:
             **({"detail": self.detail.to_json()} if self.detail is not None else {}),
         }
 
+    def shipped(self) -> dict[str, Any]:
+        """What an xdist worker sends the controller: to_json and the gates' verdicts (ours, which
+        --jev-json leaves out)."""
+        return {**self.to_json(), "gate_verdicts": [g.verdict for g in self.gates]}
+
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RunResult:
-        """The inverse of to_json (xdist workers ship their runs to the controller this way)."""
+        """The inverse of to_json and of shipped (xdist workers ship their runs to the controller this way)."""
         from .formats.protocol_json import ProtocolRun
         from .formats.run_json import Detail
 
@@ -274,7 +280,9 @@ class RunResult:
             recorded_models=tuple(doc["recorded_models"]), mismatched_cases=doc["mismatched_cases"],
             invalid_cases=doc["invalid_cases"], unknown_case_ids=tuple(doc["unknown_case_ids"]),
             mismatches=tuple(Mismatch(**m) for m in doc["mismatches"]),
-            gates=tuple(GateResult.from_json(g) for g in doc["gates"]), gates_skipped=doc["gates_skipped"],
+            gates=tuple(GateResult.from_json(g, verdict) for g, verdict
+                        in zip(doc["gates"], doc.get("gate_verdicts") or [""] * len(doc["gates"]), strict=True)),
+            gates_skipped=doc["gates_skipped"],
             rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
             protocol=ProtocolRun.from_json(doc["protocol"]) if doc.get("protocol") is not None else None,
             detail=Detail.from_json(doc["detail"]) if doc.get("detail") is not None else None,

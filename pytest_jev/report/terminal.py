@@ -114,7 +114,8 @@ def _gates_line(run: RunResult) -> str:
     if not run.gates:
         return "gates: none declared in gates.yaml"
     return "gates: " + "; ".join(
-        f"{'PASS' if g.ok else 'SKIP' if g.ok is None else 'FAIL'} {g.gate} ({g.detail})" for g in run.gates)
+        f"{'PASS' if g.ok else 'SKIP' if g.ok is None else 'FAIL'} {g.gate} ({g.verdict or g.detail})"
+        for g in run.gates)
 
 
 def short_line(run: RunResult) -> str:

@@ -1,0 +1,108 @@
+"""What users read: failure text that says what is wrong, every problem of a file in one run,
+counts that name their unit, messages that point at the right line (issue 19)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import write_pack
+
+EVERY_GATE = """\
+min_accuracy: 0.99
+max_ece: 0.01
+max_cost_per_case_usd: 0.000001
+max_p95_latency_ms: 1
+min_accuracy_ci_lower: 0.99
+min_coverage_at_precision: {precision: 0.99, min_coverage: 0.9}
+per_question:
+  queue: {min_accuracy: 0.99, max_ece: 0.01}
+"""
+
+
+def _wide(monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    """A terminal `columns` wide, off CI (pytest prints the short summary whole on CI)."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv("BUILD_NUMBER", raising=False)
+
+
+# -- 19.5: failure text that reads as true -----------------------------------------------------
+
+def test_every_failed_gate_says_what_is_wrong(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_pack(pytester.path, wrong={2, 5}, gates=EVERY_GATE)
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    _wide(monkeypatch, 200)
+    result = pytester.runpytest("packs", "--jev-price-input", "1", "--jev-price-output", "1", "-p", "no:cacheprovider")
+    out = result.stdout.str()
+    wrong = {  # the first line of each failure: the violation, not the requirement
+        "min_accuracy": "accuracy 0.833, below the 0.990 required",
+        "max_ece": "ece 0.228, above the 0.010 allowed",
+        "max_cost_per_case_usd": "cost/case $0.000320, above the $0.000001 allowed",
+        "max_p95_latency_ms": "p95 latency 100 ms, above the 1 ms allowed",
+        "min_accuracy_ci_lower": "accuracy CI lower bound 0.694, below the 0.990 required",
+        "min_coverage_at_precision": "no threshold on the grid (0.50-0.95) reaches the 0.99 precision required",
+        "per_question.queue.min_accuracy": "queue accuracy 0.833, below the 0.990 required",
+        "per_question.queue.max_ece": "queue ece 0.233, above the 0.010 allowed",
+    }
+    lines = out.splitlines()
+    for gate, text in wrong.items():
+        header = next(i for i, line in enumerate(lines) if line.strip("_ ") == f"gate {gate}")
+        assert lines[header + 1] == text, (gate, lines[header + 1])
+        assert f"FAILED packs/toy/pack.yaml::gate[{gate}] - {text}" in lines, gate
+    assert "<=" not in out.split("short test summary")[1] and " >= 0.990" not in out
+    # the terminal's gates line says the same
+    assert "FAIL max_ece (ece 0.228, above the 0.010 allowed)" in out
+    # where it is declared, in the body, relative to where pytest started
+    assert "  packs/toy/gates.yaml:2: max_ece: 0.01" in lines
+    assert "  packs/toy/gates.yaml:3: max_cost_per_case_usd: 0.000001" in lines
+    assert str(pytester.path) not in out.split("collected")[1]
+
+
+def test_a_passing_gate_reads_as_true(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, wrong={2, 5}, gates="min_accuracy: 0.5\nmax_ece: 0.5\n")
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    out = pytester.runpytest("packs", "-p", "no:cacheprovider").stdout.str()
+    assert ("gates: PASS min_accuracy (accuracy 0.833, at least the 0.500 required); "
+            "PASS max_ece (ece 0.228, within the 0.500 allowed)") in out
+
+
+def test_a_verdict_never_prints_two_different_numbers_alike() -> None:
+    from pytest_jev.gates import verdict
+
+    assert verdict("accuracy", 0.3496, 0.35, at_least=True) == "accuracy 0.3496, below the 0.3500 required"
+    assert verdict("ece", 0.25, 0.25, at_least=False) == "ece 0.250, within the 0.250 allowed"
+
+
+@pytest.mark.parametrize("columns", [80, 60])
+def test_the_short_summary_starts_with_the_reason(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                   columns: int) -> None:
+    """pytest cuts the short summary at the terminal's width: what is wrong comes first there,
+    not a path (and no path is absolute)."""
+    toy = write_pack(pytester.path, wrong={2}, gates="max_ece: 0.01\n")
+    write_pack(pytester.path, pack_id="bad", wrong={2})
+    cases = pytester.path / "packs/bad/cases.jsonl"
+    cases.write_text(cases.read_text().replace('"queue": "technical"', '"queue": "nope"', 1))
+    rec = pytester.path / "results/jev-1.13.0/toy.predictions.jsonl"
+    lines = [json.loads(x) for x in rec.read_text().splitlines()]
+    lines[4]["answers"]["refund"]["noul"] = 1.5
+    rec.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    _wide(monkeypatch, columns)
+    out = pytester.runpytest("packs", "-p", "no:cacheprovider", "-rfs").stdout.str()
+    summary = out.split("short test summary info")[1].splitlines()[1:]
+    said = {line.split(" - ")[0]: line.split(" - ", 1)[1] for line in summary if " - " in line}
+    expected = {"FAILED packs/bad/pack.yaml::check[spec]": 'expect.queue is "nope", not one of',
+                "FAILED packs/toy/pack.yaml::gate[max_ece]": "ece 0.",
+                "FAILED packs/toy/pack.yaml::case[toy-0005]": "refund: noul 1.5 outside [0, 1]"}
+    for node, reason in expected.items():
+        shown = said[node].rstrip(".")
+        assert reason.startswith(shown) or shown.startswith(reason), (node, said[node])
+        assert len(shown) >= 10, (node, said[node])  # not cut before the reason
+    if columns == 80:
+        assert said["FAILED packs/toy/pack.yaml::gate[max_ece]"] == "ece 0.189, above the 0.010 allowed"
+        assert said["FAILED packs/toy/pack.yaml::case[toy-0005]"] == "refund: noul 1.5 outside [0, 1]"
+    # failures and skip reasons: paths relative to where pytest started (the header names the rootdir)
+    assert str(pytester.path) not in out.split("collected")[1]
+    assert toy.exists()
