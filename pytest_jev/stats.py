@@ -32,6 +32,7 @@ from typing import Any
 # the neighbouring double, 1.9599639845400536)
 Z95 = 1.959963984540054
 ECE_WIDTH_BINS = 10
+NOISE = 1e-12  # float rounding around a Wilson bound of exactly 0 or 1 (a real one: k = 1 of 10**6 gives 1.8e-7)
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
@@ -42,7 +43,15 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
     t = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / t
     delta = z / t * math.sqrt(p * (1 - p) / n + (z / (2 * n)) ** 2)
-    return max(0.0, centre - delta), min(1.0, centre + delta)
+    return _snap(centre - delta), _snap(centre + delta)
+
+
+def _snap(bound: float) -> float:
+    """A bound within float noise of 0 or 1 is 0.0 or 1.0: at k = 0 the lower bound is exactly
+    0, and centre - delta leaves ~7e-18 there (written into reports as 6.938893903907228e-18)."""
+    if bound < NOISE:
+        return 0.0
+    return 1.0 if bound > 1.0 - NOISE else bound
 
 
 def rate(k: int, n: int) -> dict[str, Any]:

@@ -4,6 +4,7 @@ counts that name their unit, messages that point at the right line (issue 19).""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +107,80 @@ def test_the_short_summary_starts_with_the_reason(pytester: pytest.Pytester, mon
     # failures and skip reasons: paths relative to where pytest started (the header names the rootdir)
     assert str(pytester.path) not in out.split("collected")[1]
     assert toy.exists()
+
+
+# -- 19.9: smaller ones ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("old, new, line, says", [
+    ("      billing: payments and invoices\n", "      yes: payments and invoices\n", 18,
+     "questions.queue.options: the key yes is read by YAML as the boolean true, not the text 'yes'; "
+     "quote it: 'yes':"),
+    ("levels: [low, high, unknown]", "levels: [no, high, unknown]", 24,
+     "questions.urgency.levels.0: the value no is read by YAML as the boolean false, not the text 'no'; "
+     "quote it: 'no'"),
+    ("  fields: [message]", "  fields: [on]", 9,
+     "state.fields.0: the value on is read by YAML as the boolean true, not the text 'on'; quote it: 'on'"),
+    ("version: 0.1.0", "version: 1.0", 3,
+     "version: the value 1.0 is read by YAML as the number 1.0, not the text '1.0'; quote it: '1.0'"),
+])
+def test_a_yaml_word_read_as_a_boolean_says_to_quote_it(pytester: pytest.Pytester, old: str, new: str, line: int,
+                                                        says: str) -> None:
+    toy = write_pack(pytester.path)
+    pack = toy / "pack.yaml"
+    assert old in pack.read_text()
+    pack.write_text(pack.read_text().replace(old, new, 1))
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    out = pytester.runpytest("packs", "-p", "no:cacheprovider").stdout.str()
+    assert f"packs/toy/pack.yaml:{line}: {says}" in out.splitlines(), out
+    assert "is not of type 'string'" not in out
+
+
+def test_a_quoted_yes_is_a_label(pytester: pytest.Pytester) -> None:
+    """The fix the message gives works: 'yes' quoted is the option label yes."""
+    from pytest_jev.packs import load_pack
+
+    toy = write_pack(pytester.path)
+    pack = toy / "pack.yaml"
+    pack.write_text(pack.read_text().replace("      billing: payments", "      'yes': payments", 1))
+    rows = [json.loads(x) for x in (toy / "cases.jsonl").read_text().splitlines()]
+    for row in rows:
+        row["expect"]["queue"] = "yes" if row["expect"]["queue"] == "billing" else row["expect"]["queue"]
+    (toy / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert list(load_pack(toy).questions["queue"].options) == ["yes", "technical", "unknown"]
+
+
+@pytest.mark.parametrize("broken, line, says", [
+    ('    instructions "Which team should handle `message`?"', 16,
+     "invalid YAML: could not find expected ':' for the key that starts on this line"),
+    ("    instructions: [a, b", 16, "invalid YAML: did not find expected ',' or ']' for the [ opened on this line"),
+    ("    instructions: 'Which team should handle", 16,
+     "invalid YAML: found unexpected end of stream for the quoted text that starts on this line"),
+    ("    instructions: Which team: billing", 16, "invalid YAML: mapping values are not allowed in this context"),
+])
+def test_a_yaml_syntax_error_names_the_line_of_its_cause(tmp_path: Path, broken: str, line: int, says: str) -> None:
+    from pytest_jev.errors import PackError
+    from pytest_jev.packs import load_pack
+
+    toy = write_pack(tmp_path)
+    lines = (toy / "pack.yaml").read_text().splitlines()
+    assert lines[15].startswith("    instructions:")
+    lines[15] = broken
+    (toy / "pack.yaml").write_text("\n".join(lines) + "\n")
+    with pytest.raises(PackError) as caught:
+        load_pack(toy)
+    assert caught.value.line == line and says in caught.value.what, caught.value.one_line()
+
+
+def test_a_wilson_bound_at_zero_or_all_is_exactly_zero_or_one() -> None:
+    from scipy.stats import binomtest
+
+    from pytest_jev import stats
+
+    for n in range(1, 400):
+        low, high = stats.wilson(0, n)  # type: ignore[misc]
+        assert low == 0.0 and repr(low) == "0.0", (n, low)
+        low, high = stats.wilson(n, n)  # type: ignore[misc]
+        assert high == 1.0, (n, high)
+        ref = binomtest(1, n).proportion_ci(method="wilson")
+        assert stats.wilson(1, n) == pytest.approx((ref.low, ref.high), abs=1e-12)  # a real small bound stays
+    assert 0 < stats.wilson(1, 10**6)[0] < 1e-6  # type: ignore[index]

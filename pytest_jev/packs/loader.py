@@ -15,7 +15,7 @@ from ..gcpause import gc_paused
 from . import schema
 from .cases import load_splits
 from .model import Gates, Pack, Question, frozen_map
-from .yamlfile import line_of, read_yaml
+from .yamlfile import Lines, line_of, read_yaml
 
 SPEC1_KEYS = ("splits", "rubric")  # pack.yaml keys spec 1 adds to jevassert's spec 0
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -118,7 +118,52 @@ def _validate(raw: Any, name: str, file: Path, lines: dict[tuple[Any, ...], int]
            or f"see the {name}.yaml rules in SPEC.md")
     if error.validator == "required" and "'unknown'" in error.message:
         fix = "add an `unknown` option (Jev cannot abstain)"
+    unquoted = _unquoted(error, lines)
+    if unquoted is not None:
+        raise unquoted.at(file)
     raise PackError(schema.describe(error), file=file, line=line_of(lines, path), fix=fix)
+
+
+class _Unquoted:
+    """A plain word YAML read as something other than text where text was wanted (`yes:` as an
+    option label is the boolean true): the message says which word, and to quote it."""
+
+    def __init__(self, where: str, word: str, line: int, kind: str, shown: str, is_key: bool) -> None:
+        self.where, self.word, self.line, self.kind, self.shown, self.is_key = where, word, line, kind, shown, is_key
+
+    def at(self, file: Path) -> PackError:
+        what = "key" if self.is_key else "value"
+        return PackError(f"{self.where}: the {what} {self.word} is read by YAML as {self.kind} {self.shown}, "
+                         f"not the text '{self.word}'", file=file, line=self.line,
+                         fix=f"quote it: '{self.word}'{':' if self.is_key else ''}")
+
+
+def _unquoted(error: Any, lines: dict[tuple[Any, ...], int]) -> _Unquoted | None:
+    instance = error.instance
+    if isinstance(instance, str) or not isinstance(lines, Lines) or not _wants_text(error):
+        return None
+    path = tuple(yaml_path_part(p) for p in error.absolute_path)
+    found = lines.unquoted(path, instance)
+    if found is None:
+        return None
+    word, line, kind, is_key = found
+    shown = "" if instance is None else str(instance).lower() if isinstance(instance, bool) else repr(instance)
+    return _Unquoted(".".join(str(p) for p in path) or "top level", word, line, kind, shown, is_key)
+
+
+def _wants_text(error: Any) -> bool:
+    """The schema asked for a string where YAML gave something else."""
+    if error.validator == "type":
+        wanted = error.validator_value
+        return wanted == "string" or (isinstance(wanted, list) and "string" in wanted)
+    if error.validator in ("oneOf", "anyOf"):
+        return any(isinstance(sub, dict) and sub.get("type") == "string" for sub in error.validator_value)
+    return False
+
+
+def yaml_path_part(part: Any) -> Any:
+    """A key of the data as the line index names it (YAML's booleans as true/false)."""
+    return "true" if part is True else "false" if part is False else part
 
 
 # -- questions, thresholds, gates ----------------------------------------------------------
