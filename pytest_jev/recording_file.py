@@ -18,7 +18,8 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import RecordingError, RecordingNotFound
-from .fileio import exists, loads, read_bytes
+from .fileio import DuplicateKeyError, exists, read_bytes
+from .fileio import loads_line as loads
 from .formats.recording_line import RecordingLine
 from .gcpause import gc_paused
 from .numbers import at_least_zero
@@ -26,6 +27,9 @@ from .packs import schema
 from .packs.cases import split_jsonl
 
 MAX_TOKENS = 2**53  # a token count above this is not a count (and would not price exactly)
+# A recording larger than this is refused unread: 512 MB is about a million lines (the
+# 100,000-case benchmark's recording is 50 MB), and reading one takes twice its size in memory.
+MAX_RECORDING_BYTES = 512 * 2**20
 RERECORD = "re-record the case (--jev-record)"
 
 
@@ -93,7 +97,8 @@ def load_recording(path: str | Path) -> Recording:
     path = Path(path)
     if not exists(path):
         raise RecordingNotFound("recording not found", file=path)
-    data = read_bytes(path, RecordingError, fix="point --jev-recording at a predictions.jsonl file")
+    data = read_bytes(path, RecordingError, fix="point --jev-recording at a predictions.jsonl file",
+                      limit=(MAX_RECORDING_BYTES, "a recording"))
     raw_lines, tail = split_recording(path, data)
     torn = tail is not None
     if torn:
@@ -116,6 +121,9 @@ def _parse_lines(path: Path, raw_lines: list[str], torn: bool) -> tuple[dict[str
             continue
         try:
             doc = loads(raw)
+        except DuplicateKeyError as exc:
+            raise RecordingError(str(exc), file=path, line=number, fix="keep one of them, or re-record the case") \
+                from None
         except ValueError as exc:
             if torn and number == last:
                 raise RecordingError(

@@ -17,13 +17,18 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import PackError
-from ..fileio import decode, exists, read_bytes
-from ..fileio import loads as parse_json
+from ..fileio import DuplicateKeyError, decode, exists, read_bytes
+from ..fileio import loads_line as parse_json
 from . import schema
 from .model import Case, Question, Split
 from .yamlfile import Lines, line_of
 
 CASES_FILE = "cases.jsonl"
+# A case file larger than this is refused unread: 256 MB is about 1.5 million cases of 170
+# bytes (the 100,000-case benchmark pack is 16 MB), and loading one takes several times its
+# size in memory.
+MAX_CASES_BYTES = 256 * 2**20
+CASES_LIMIT = (MAX_CASES_BYTES, "a case file")
 
 
 def load_splits(folder: Path, declared: Mapping[str, Any] | None, fields: tuple[str, ...],
@@ -36,7 +41,7 @@ def load_splits(folder: Path, declared: Mapping[str, Any] | None, fields: tuple[
         fix = "add the golden cases, one JSON object per line"
         if not exists(file):
             raise PackError(f"{file.name} is missing", file=file, fix=fix)
-        data = read_bytes(file, PackError, fix=fix)
+        data = read_bytes(file, PackError, fix=fix, limit=CASES_LIMIT)
         cases = load_cases(file, fields, questions, spec=spec, seen=seen, data=data)
         return {"": Split("", file, cases, None, None, hashlib.sha256(data).hexdigest(), len(cases))}
     if exists(folder / CASES_FILE):
@@ -48,7 +53,7 @@ def load_splits(folder: Path, declared: Mapping[str, Any] | None, fields: tuple[
         if not exists(file):
             raise PackError(f"split {name}: {entry['file']} is missing", file=pack_file,
                             line=line_of(lines, ("splits", name)), fix="add the file or remove the split")
-        data = read_bytes(file, PackError)
+        data = read_bytes(file, PackError, limit=CASES_LIMIT)
         cases = load_cases(file, fields, questions, spec=spec, seen=seen, data=data)
         out[name] = Split(name, file, cases, entry["sha256"], entry["lines"], hashlib.sha256(data).hexdigest(),
                           _line_count(data))
@@ -98,6 +103,8 @@ def load_cases(file: Path, fields: tuple[str, ...], questions: dict[str, Questio
             raise PackError("blank line", file=file, line=number, fix="delete the empty line")
         try:
             doc = parse(text)
+        except DuplicateKeyError as exc:
+            raise PackError(str(exc), file=file, line=number, fix="keep one of them") from None
         except ValueError as exc:
             column = getattr(exc, "colno", None)
             where = "?" if column is None else column + len(line) - len(line.lstrip())
