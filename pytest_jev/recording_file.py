@@ -17,7 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .errors import RecordingError, RecordingNotFound
+from .errors import Problems, RecordingError, RecordingNotFound
 from .fileio import DuplicateKeyError, exists, read_bytes
 from .fileio import loads_line as loads
 from .formats.recording_line import RecordingLine
@@ -110,10 +110,13 @@ def load_recording(path: str | Path) -> Recording:
 
 
 def _parse_lines(path: Path, raw_lines: list[str], torn: bool) -> tuple[dict[str, RecordingLine], dict[str, int]]:
+    """Every line of the recording, typed; every problem of the file is reported at once (up to
+    MAX_PROBLEMS), not only the first."""
     document = schema.schema("recording")
     memo = schema.MemoValidator(document, _skeleton_of(document["properties"]))
     lines: dict[str, RecordingLine] = {}
     numbers: dict[str, int] = {}
+    found = Problems()
     last = len(raw_lines)
     for number, line in enumerate(raw_lines, 1):
         raw = line.strip()  # as jevassert does: a trailing NBSP or form feed is not an error
@@ -122,32 +125,39 @@ def _parse_lines(path: Path, raw_lines: list[str], torn: bool) -> tuple[dict[str
         try:
             doc = loads(raw)
         except DuplicateKeyError as exc:
-            raise RecordingError(str(exc), file=path, line=number, fix="keep one of them, or re-record the case") \
-                from None
+            found.add(RecordingError(str(exc), file=path, line=number, fix="keep one of them, or re-record the case"))
+            continue
         except ValueError as exc:
             if torn and number == last:
-                raise RecordingError(
+                found.add(RecordingError(
                     "torn last line: the run that wrote it was interrupted", file=path, line=number,
-                    fix="re-run with --jev-record to redo that case, or delete the partial line") from None
+                    fix="re-run with --jev-record to redo that case, or delete the partial line"))
+                continue
             msg = getattr(exc, "msg", str(exc))
-            raise RecordingError(f"not valid JSON ({msg})", file=path, line=number,
-                                 fix="each line must be one JSON object; re-record the case") from None
+            found.add(RecordingError(f"not valid JSON ({msg})", file=path, line=number,
+                                     fix="each line must be one JSON object; re-record the case"))
+            continue
         if not isinstance(doc, dict):
-            raise RecordingError("a recording line must be a JSON object", file=path, line=number,
-                                 fix="re-record the case")
+            found.add(RecordingError("a recording line must be a JSON object", file=path, line=number,
+                                     fix="re-record the case"))
+            continue
         error = memo.error(doc)
         if error is not None:
-            raise RecordingError(f"bad line: {schema.describe(error)}", file=path, line=number,
-                                 fix="each line needs a non-empty case_id; re-record the case")
+            found.add(RecordingError(f"bad line: {schema.describe(error)}", file=path, line=number,
+                                     fix="each line needs a non-empty case_id; re-record the case"))
+            continue
         problem = provenance_problem(doc)
         if problem is not None:
-            raise RecordingError(f"bad line: {problem}", file=path, line=number, fix=RERECORD)
+            found.add(RecordingError(f"bad line: {problem}", file=path, line=number, fix=RERECORD))
+            continue
         case_id = doc["case_id"]
         if case_id in lines:
-            raise RecordingError(f"duplicate case_id '{case_id}' (first on line {numbers[case_id]})",
-                                 file=path, line=number, fix="keep one line per case")
+            found.add(RecordingError(f"duplicate case_id '{case_id}' (first on line {numbers[case_id]})",
+                                     file=path, line=number, fix="keep one line per case"))
+            continue
         lines[case_id] = RecordingLine(doc)
         numbers[case_id] = number
+    found.check()
     return lines, numbers
 
 

@@ -184,3 +184,84 @@ def test_a_wilson_bound_at_zero_or_all_is_exactly_zero_or_one() -> None:
         ref = binomtest(1, n).proportion_ci(method="wilson")
         assert stats.wilson(1, n) == pytest.approx((ref.low, ref.high), abs=1e-12)  # a real small bound stays
     assert 0 < stats.wilson(1, 10**6)[0] < 1e-6  # type: ignore[index]
+
+
+# -- 19.6: one run reports every problem of a file -------------------------------------------
+
+def _rows(toy: Path) -> list[dict]:
+    return [json.loads(x) for x in (toy / "cases.jsonl").read_text().splitlines()]
+
+
+def _write_rows(toy: Path, rows: list[dict]) -> None:
+    (toy / "cases.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _failure(pytester: pytest.Pytester, *args: str) -> list[str]:
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    return pytester.runpytest("packs", "-p", "no:cacheprovider", *args).stdout.str().splitlines()
+
+
+def test_every_problem_of_a_case_file_is_reported_in_one_run(pytester: pytest.Pytester,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    _wide(monkeypatch, 200)
+    toy = write_pack(pytester.path)
+    rows = _rows(toy)
+    rows[4]["expect"]["queue"] = "sales"  # line 5: an undeclared label
+    rows[6]["id"] = rows[1]["id"]  # line 7: a duplicate id
+    _write_rows(toy, rows)
+    out = _failure(pytester)
+    assert ('packs/toy/cases.jsonl:5: expect.queue is "sales", not one of [\'billing\', \'technical\', '
+            "'unknown']; give one declared label per question (noul: true/false)") in out
+    assert "packs/toy/cases.jsonl:7: duplicate case id 'toy-0002' (first on line 2); give every case a unique id" in out
+    assert ("FAILED packs/toy/pack.yaml::check[spec] - expect.queue is \"sales\", not one of ['billing', "
+            "'technical', 'unknown'] (cases.jsonl:5) (and 1 more problem below)") in out
+
+
+def test_problems_past_the_cap_are_counted(pytester: pytest.Pytester) -> None:
+    toy = write_pack(pytester.path, n=30)
+    rows = _rows(toy)
+    for row in rows[:25]:
+        row["expect"]["urgency"] = "extreme"
+    _write_rows(toy, rows)
+    out = _failure(pytester)
+    shown = [line for line in out if line.startswith("packs/toy/cases.jsonl:") and "extreme" in line]
+    assert [line.split(":")[1] for line in shown] == [str(i) for i in range(1, 21)]
+    assert "... and 5 more problems (the first 20 are shown)" in out
+
+
+def test_every_problem_of_pack_yaml_is_reported_in_one_run(pytester: pytest.Pytester) -> None:
+    toy = write_pack(pytester.path)
+    pack = toy / "pack.yaml"
+    text = pack.read_text().replace("      billing: payments and invoices\n", "      yes: payments and invoices\n")
+    text = text.replace("      technical: bugs and errors\n", "      no: bugs and errors\n")
+    pack.write_text(text.replace("license: CC0-1.0", "license: ''"))
+    out = _failure(pytester)
+    assert any(line.startswith("packs/toy/pack.yaml:4: license: ") for line in out), out
+    assert any(line.startswith("packs/toy/pack.yaml:18: questions.queue.options: the key yes ") for line in out)
+    assert any(line.startswith("packs/toy/pack.yaml:19: questions.queue.options: the key no ") for line in out)
+
+
+def test_gates_and_case_problems_are_reported_together(pytester: pytest.Pytester) -> None:
+    toy = write_pack(pytester.path, gates="min_acuracy: 0.9\nmax_ece: 2\n")
+    rows = _rows(toy)
+    rows[2]["expect"]["refund"] = "yes"
+    _write_rows(toy, rows)
+    out = _failure(pytester)
+    assert any(line.startswith("packs/toy/gates.yaml:1: unknown gate 'min_acuracy'") for line in out), out
+    assert any(line.startswith("packs/toy/gates.yaml:2: max_ece: 2 is greater than the maximum of 1") for line in out)
+    assert any(line.startswith('packs/toy/cases.jsonl:3: expect.refund is "yes"') for line in out)
+
+
+def test_every_problem_of_a_recording_is_reported_in_one_run(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path)
+    rec = pytester.path / "results/jev-1.13.0/toy.predictions.jsonl"
+    lines = rec.read_text().splitlines()
+    lines[1] = lines[1][:-3]  # line 2: not JSON
+    doc = json.loads(lines[3])
+    doc["latency_ms"] = -1  # line 4: a negative latency
+    lines[3] = json.dumps(doc)
+    rec.write_text("\n".join(lines) + "\n")
+    out = _failure(pytester)
+    assert any(line.startswith("results/jev-1.13.0/toy.predictions.jsonl:2: not valid JSON") for line in out), out
+    assert ("results/jev-1.13.0/toy.predictions.jsonl:4: bad line: latency_ms -1 is not a finite number >= 0; "
+            "re-record the case (--jev-record)") in out

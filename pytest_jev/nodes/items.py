@@ -77,7 +77,7 @@ class JevItem(pytest.Item):
         to where pytest was started, as pytest shows its own."""
         error = excinfo.value
         if isinstance(error, JevError):
-            error = JevFailure([error.one_line()], headline=error.headline())
+            error = JevFailure(error.lines(), headline=error.headline())
         if isinstance(error, JevFailure):
             lines = [error.headline, *error.lines] if error.lines[:1] != [error.headline] else error.lines
             return "\n".join(printable(self.relative(line)) for line in lines)
@@ -96,7 +96,7 @@ class ProblemItem(JevItem):
         self.problem = problem
 
     def runtest(self) -> None:
-        raise JevFailure([self.problem.one_line()], headline=self.problem.headline())
+        raise JevFailure(self.problem.lines(), headline=self.problem.headline())
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, 0, self.name
@@ -179,7 +179,7 @@ class CheckItem(RunItem):
         if run.problem is not None:
             if self.check == "rubric":
                 self.skip_no_recording()
-            raise JevFailure([run.problem.one_line()], headline=run.problem.headline())
+            raise JevFailure(run.problem.lines(), headline=run.problem.headline())
         assert run.prepared is not None
         if self.check == "protocol":
             setup = run.protocol
