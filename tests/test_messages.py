@@ -265,3 +265,73 @@ def test_every_problem_of_a_recording_is_reported_in_one_run(pytester: pytest.Py
     assert any(line.startswith("results/jev-1.13.0/toy.predictions.jsonl:2: not valid JSON") for line in out), out
     assert ("results/jev-1.13.0/toy.predictions.jsonl:4: bad line: latency_ms -1 is not a finite number >= 0; "
             "re-record the case (--jev-record)") in out
+
+
+# -- 19.7: one unit in every count; mismatches visible to CI dashboards ------------------------
+
+def test_every_count_names_its_unit_and_they_agree(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, wrong={2, 5})
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    full = pytester.runpytest("packs", "-p", "no:cacheprovider")
+    full.stdout.fnmatch_lines([
+        "12 cases: 2 mismatched, 0 invalid, 0 errors; 36 items graded, 0 missing (an item: one question of one case)",
+        "*- jev mismatches: 6 items in 2 cases, valid answers that disagree with the gold label -*",
+        "*14 passed, 1 skipped, 2 mismatched in*",
+    ])
+    assert "jev mismatches (" not in full.stdout.str()
+    quiet = pytester.runpytest("packs", "-p", "no:cacheprovider", "-q")
+    quiet.stdout.fnmatch_lines(["jev toy v0.1.0: accuracy 0.833 (*), ECE 0.228, 36 items, 2 cases mismatched, *"])
+
+
+def _junit(path: Path) -> tuple[dict[str, object], dict[str, tuple[str, str]]]:
+    """(suite counts, test name -> (result kind, message)) as a JUnit reader sees them."""
+    from junitparser import JUnitXml
+
+    xml = JUnitXml.fromfile(str(path))
+    suites = list(xml) if not hasattr(xml, "testcases") else [xml]
+    counts: dict[str, object] = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    cases: dict[str, tuple[str, str]] = {}
+    for suite in suites:
+        for key in counts:
+            counts[key] = int(counts[key]) + int(getattr(suite, key) or 0)  # type: ignore[call-overload]
+        for case in suite:
+            kinds = [(type(r).__name__, r.message or "") for r in case.result]
+            cases[case.name] = kinds[0] if kinds else ("Passed", "")
+    return counts, cases
+
+
+@pytest.mark.parametrize("xdist", [False, True])
+def test_a_mismatch_is_a_skipped_testcase_with_its_reason_in_junit_xml(pytester: pytest.Pytester,
+                                                                       xdist: bool) -> None:
+    """Jenkins, GitLab and GitHub test reports count and show a testcase's <skipped> with its
+    message; a property they do not show. --jev-strict makes the same cases <failure>s."""
+    write_pack(pytester.path, wrong={2, 5})
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    extra = ["-n", "2"] if xdist else []
+    result = pytester.runpytest("packs", "-p", "no:cacheprovider", "--junitxml=junit.xml", *extra)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*14 passed, 1 skipped, 2 mismatched*"])
+    counts, cases = _junit(pytester.path / "junit.xml")
+    assert counts == {"tests": 17, "failures": 0, "errors": 0, "skipped": 3}
+    kind, message = cases["case[toy-0002]"]
+    assert kind == "Skipped"
+    assert message == ('mismatch: refund: expected true, got false (p=0.90); queue: expected "unknown", got '
+                       '"billing" (p=0.90); urgency: expected "unknown", got "low" (p=0.90)')
+    assert cases["case[toy-0005]"][0] == "Skipped" and cases["case[toy-0001]"] == ("Passed", "")
+
+    strict = pytester.runpytest("packs", "-p", "no:cacheprovider", "--junitxml=strict.xml", "--jev-strict", *extra)
+    assert strict.ret == pytest.ExitCode.TESTS_FAILED
+    counts, cases = _junit(pytester.path / "strict.xml")
+    assert counts == {"tests": 17, "failures": 2, "errors": 0, "skipped": 1}
+    assert cases["case[toy-0002]"][0] == "Failure" and "refund expected true got false" in cases["case[toy-0002]"][1]
+
+
+def test_a_bulk_item_with_mismatches_says_how_many_in_junit_xml(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, wrong={2, 5})
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    result = pytester.runpytest("packs", "-p", "no:cacheprovider", "--junitxml=junit.xml", "--jev-case-items=none")
+    result.stdout.fnmatch_lines(["*- jev mismatches: 6 items in 2 cases, *", "*1 mismatched*"])
+    counts, cases = _junit(pytester.path / "junit.xml")
+    assert cases["cases[bulk]"] == ("Skipped", "mismatch: 2 of 12 cases disagree with their gold labels "
+                                                "(6 items); the terminal summary and --jev-json list them")
+    assert counts["failures"] == 0

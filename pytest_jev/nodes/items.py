@@ -118,9 +118,12 @@ class OutsideItem(JevItem):
 
 
 class RunItem(JevItem):
-    """An item that reads its pack's run."""
+    """An item that reads its pack's run. `mismatch`: why a case item (or cases[bulk]) that
+    passed holds mismatches; the report is then a skip with that reason (plugin.py), the
+    `<skipped message=...>` JUnit readers show, and the terminal counts it as mismatched."""
 
     run: PackRun
+    mismatch: str | None = None
 
     def __init__(self, *, pack: Pack, run: PackRun, bulk: bool = False, **kw: Any) -> None:
         super().__init__(**kw)
@@ -228,6 +231,9 @@ class CaseItem(RunItem):
             self.user_properties.append((MISMATCH_KEY, json.dumps(mismatch_record(self.pack.id, self.case, outcome))))
             if run.options.strict:
                 raise JevFailure([*mismatch_lines(self.case, outcome), "(--jev-strict: mismatches fail)"])
+            self.mismatch = "mismatch: " + "; ".join(
+                f"{m.question}: expected {json.dumps(m.expected)}, got {json.dumps(m.got)} (p={m.probability:.2f})"
+                for m in outcome.misses)
             return
         lines = problem_lines(run.split_file.file, self.case, outcome, run.prepared.shown_path)
         more = f" (and {len(outcome.problems) - 1} more below)" if len(outcome.problems) > 1 else ""
@@ -257,6 +263,11 @@ class BulkItem(RunItem):
         if mismatched and run.options.strict:
             why = f"{mismatched} of {len(cases)} cases mismatch their gold labels (--jev-strict: mismatches fail)"
             raise JevFailure([f"{why}; the summary lists them"])
+        if mismatched:
+            items = sum(len(outcomes[case.id].misses) for case in cases if outcomes[case.id].status == "mismatch")
+            plural = "s" if items != 1 else ""
+            self.mismatch = (f"mismatch: {mismatched} of {len(cases)} cases disagree with their gold labels "
+                             f"({items} item{plural}); the terminal summary and --jev-json list them")
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.run.split_file.file, 0, self.name

@@ -32,8 +32,9 @@ def run_lines(run: RunResult) -> Iterator[str]:
     tested = f"tested {run.tested}" if run.tested else "provisional"
     backend = f"backend {run.backend}, " if run.backend else ""
     yield f"recording {run.recording} ({backend}model {models}, {tested}, mode {run.mode})"
-    yield (f"{run.n_cases} cases, {run.case_errors} errors, {run.missing_items} missing items, "
-           f"{run.n_items} items; {run.mismatched_cases} cases mismatched, {run.invalid_cases} invalid")
+    yield (f"{run.n_cases} cases: {run.mismatched_cases} mismatched, {run.invalid_cases} invalid, "
+           f"{run.case_errors} errors; {run.n_items} items graded, {run.missing_items} missing "
+           "(an item: one question of one case)")
     yield ""
     yield f"{'question':<24} {'type':<7} {'n':>6} {'acc':>7} {'p(dec)':>7} {'ece':>7} {'brier':>7}"
     for q in run.per_question:
@@ -125,7 +126,7 @@ def short_line(run: RunResult) -> str:
     gates = ("gates skipped" if run.gates_skipped else f"{len(run.gates)} gates, {failed} failed" if run.gates
              else "no gates")
     return (f"jev {_title(run)}: accuracy {run.accuracy:.3f}{ci}, ECE {run.ece:.3f}, {run.n_items} items, "
-            f"{run.mismatched_cases} mismatched, {gates} ({run.recording})")
+            f"{run.mismatched_cases} cases mismatched, {gates} ({run.recording})")
 
 
 def _mismatch_line(nodeid: str, m: dict[str, Any], state: str) -> str:
@@ -159,7 +160,9 @@ def write_summary(tr: Any, runs: list[RunResult], per_case: list[tuple[str, dict
                 found.append((f"{prefix}::case[{node_name_part(m.case)}]", m.to_json(), ""))
     if not found:
         return
-    tr.write_sep("-", f"jev mismatches ({len(found)}): valid answers that disagree with the gold label")
+    cases = len({nodeid for nodeid, _, _ in found})  # one node id per case, a bulk run's included
+    tr.write_sep("-", f"jev mismatches: {len(found)} item{'s' if len(found) != 1 else ''} in {cases} "
+                      f"case{'s' if cases != 1 else ''}, valid answers that disagree with the gold label")
     limit = None if options.verbose > 0 else options.mismatches
     for nodeid, m, state in found[:limit]:
         tr.write_line(_mismatch_line(nodeid, m, state))
