@@ -203,3 +203,36 @@ def test_refresh_regenerates_everything_and_check_names_what_is_stale(pytester: 
     assert "docs/index.html: stale" in stale.stdout  # the page no longer is what results/ renders
     # the pack's own check sees its scoreboard block is stale, without rendering the page
     check(pytester).stdout.fnmatch_lines(["*docs/index.html*tiny-pack*stale*"])
+
+
+# -- gates that do not flap (issue 19, item 4) --------------------------------------------------
+
+def test_derived_gates_leave_out_what_a_rerecord_would_not_pass() -> None:
+    from pytest_jev.registry.derive import LATENCY_FLOOR_MS, Baseline, derivation
+
+    embedded = derivation(Baseline(0.40, 0.20, 0.0, 1.3), in_process=True)
+    assert embedded.gates == {"min_accuracy": 0.39, "max_ece": 0.23}
+    assert embedded.left_out == {
+        "max_cost_per_case_usd": "a free backend: a $0 gate says nothing",
+        "max_p95_latency_ms": "an in-process backend: its latency is the machine's",
+    }
+    served = derivation(Baseline(0.80, 0.05, 0.000018, 711.0), in_process=False)
+    assert served.gates == {"min_accuracy": 0.79, "max_ece": 0.08, "max_cost_per_case_usd": 0.000036,
+                            "max_p95_latency_ms": 1066.0}
+    assert served.left_out == {}
+    near = derivation(Baseline(0.80, 0.05, 0.000018, 40.0), in_process=False)  # a server on the same machine
+    assert "max_p95_latency_ms" not in near.gates
+    assert near.left_out["max_p95_latency_ms"] == (f"p95 x 1.5 is 60 ms, under the {LATENCY_FLOOR_MS:.0f} ms floor: "
+                                                   "latencies that short are the machine's noise more than the backend's")
+
+
+def test_derive_gates_says_what_it_left_out_and_the_check_agrees(pytester: pytest.Pytester, registry: Path) -> None:
+    gates = (registry / "packs/tiny-pack/gates.yaml").read_text()
+    assert "max_p95_latency_ms:" not in gates and "max_cost_per_case_usd:" not in gates  # the mock: in-process, free
+    assert "# Left out: max_cost_per_case_usd (a free backend: a $0 gate says nothing)" in gates
+    shown = cli(registry, "derive-gates", "packs/tiny-pack", "--backend", "mock-0")
+    assert shown.returncode == 0, shown.stderr
+    assert "left out max_p95_latency_ms: an in-process backend: its latency is the machine's" in shown.stdout
+    assert "left out max_cost_per_case_usd: a free backend: a $0 gate says nothing" in shown.stdout
+    result = check(pytester)  # check[results]: a gates.yaml without them is not "missing" a gate
+    assert result.ret == 0, out(result)
