@@ -204,6 +204,7 @@ class RunResult:
     rubric_status: str = "unchecked"  # ok | drift | unchecked: the recording's wording against it
     protocol: ProtocolRun | None = None  # a tune or held-out run: report, thresholds, per-sample results
     detail: Detail | None = None  # for the registry: reliability bins, curve, locales, per-case marks
+    baseline: float | None = None  # majority-label accuracy of the run's cases (the terminal's; not in JSON)
 
     @property
     def key(self) -> RunKey:
@@ -248,9 +249,9 @@ class RunResult:
         }
 
     def shipped(self) -> dict[str, Any]:
-        """What an xdist worker sends the controller: to_json and the gates' verdicts (ours, which
-        --jev-json leaves out)."""
-        return {**self.to_json(), "gate_verdicts": [g.verdict for g in self.gates]}
+        """What an xdist worker sends the controller: to_json, the gates' verdicts and the baseline
+        (ours, which --jev-json leaves out)."""
+        return {**self.to_json(), "gate_verdicts": [g.verdict for g in self.gates], "baseline": self.baseline}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RunResult:
@@ -286,4 +287,5 @@ class RunResult:
             rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
             protocol=ProtocolRun.from_json(doc["protocol"]) if doc.get("protocol") is not None else None,
             detail=Detail.from_json(doc["detail"]) if doc.get("detail") is not None else None,
+            baseline=doc.get("baseline"),
         )

@@ -335,3 +335,26 @@ def test_a_bulk_item_with_mismatches_says_how_many_in_junit_xml(pytester: pytest
     assert cases["cases[bulk]"] == ("Skipped", "mismatch: 2 of 12 cases disagree with their gold labels "
                                                 "(6 items); the terminal summary and --jev-json list them")
     assert counts["failures"] == 0
+
+
+# -- 19.10: the baseline beside the accuracy ---------------------------------------------------
+
+def test_the_summary_prints_the_majority_label_baseline(pytester: pytest.Pytester) -> None:
+    """toy's gold: refund true on even cases (6 of 12), queue and urgency cycle their 3 labels
+    (4 of 12 each): always answering the commonest label scores (6 + 4 + 4) / 36."""
+    write_pack(pytester.path, wrong={2, 5})
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    full = pytester.runpytest("packs", "-p", "no:cacheprovider")
+    baseline = (6 + 4 + 4) / 36
+    full.stdout.fnmatch_lines(["overall * 36   0.833*", f"majority-label baseline * {baseline:.3f}"])
+    quiet = pytester.runpytest("packs", "-p", "no:cacheprovider", "-q")
+    quiet.stdout.fnmatch_lines([f"jev toy v0.1.0: accuracy 0.833 (*) against a {baseline:.3f} baseline, ECE *"])
+    xdist = pytester.runpytest("packs", "-p", "no:cacheprovider", "-q", "-n", "2")  # shipped from the workers
+    xdist.stdout.fnmatch_lines([f"jev toy v0.1.0: accuracy 0.833 (*) against a {baseline:.3f} baseline, ECE *"])
+
+
+def test_an_accuracy_no_better_than_the_baseline_says_so(pytester: pytest.Pytester) -> None:
+    write_pack(pytester.path, wrong=set(range(1, 9)))
+    pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
+    out = pytester.runpytest("packs", "-p", "no:cacheprovider").stdout.str()
+    assert "majority-label baseline                   0.389   no better than the baseline" in out.splitlines()

@@ -222,8 +222,9 @@ def test_derived_gates_leave_out_what_a_rerecord_would_not_pass() -> None:
     assert served.left_out == {}
     near = derivation(Baseline(0.80, 0.05, 0.000018, 40.0), in_process=False)  # a server on the same machine
     assert "max_p95_latency_ms" not in near.gates
-    assert near.left_out["max_p95_latency_ms"] == (f"p95 x 1.5 is 60 ms, under the {LATENCY_FLOOR_MS:.0f} ms floor: "
-                                                   "latencies that short are the machine's noise more than the backend's")
+    assert near.left_out["max_p95_latency_ms"] == (
+        f"p95 x 1.5 is 60 ms, under the {LATENCY_FLOOR_MS:.0f} ms floor: latencies that short are the machine's "
+        "noise more than the backend's")
 
 
 def test_derive_gates_says_what_it_left_out_and_the_check_agrees(pytester: pytest.Pytester, registry: Path) -> None:

@@ -45,7 +45,7 @@ class Column:
     key: int  # its number in the block (tables and the cost chart)
     backend: Backend
     group: str  # ranked | older | mock
-    standing: str  # leader | tied | below | untested | only | older | mock
+    standing: str  # leader | tied | below | nobeat (below the baseline) | untested | only | older | mock
     standing_label: str
     standing_note: str
     accuracy: float | None
@@ -130,6 +130,7 @@ class SplitBlock:
     locale_names: tuple[str, ...]
     heldout: tuple[Heldout, ...]
     comparison: str | None
+    no_leader: str | None = None  # why no column leads: the best is no better than the baseline
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,9 @@ def run_lines(run: RunResult) -> Iterator[str]:
                f"{q.ece:>7.3f} {_f(q.brier):>7}")
     yield (f"{'overall':<24} {'':<7} {run.n_items:>6} {run.accuracy:>7.3f} {run.mean_decision_prob:>7.3f} "
            f"{run.ece:>7.3f}")
+    if run.baseline is not None:  # always answering each question's commonest gold label
+        beats = "" if run.accuracy > run.baseline else "   no better than the baseline"
+        yield f"{'majority-label baseline':<24} {'':<7} {'':>6} {run.baseline:>7.3f}{beats}"
     if run.accuracy_ci and run.ece_ci:
         a, e = run.accuracy_ci, run.ece_ci
         yield (f"bootstrap 95% ({run.bootstrap_resamples} resamples, seed {run.seed}): "
@@ -125,7 +128,8 @@ def short_line(run: RunResult) -> str:
     failed = len(run.failed_gates)
     gates = ("gates skipped" if run.gates_skipped else f"{len(run.gates)} gates, {failed} failed" if run.gates
              else "no gates")
-    return (f"jev {_title(run)}: accuracy {run.accuracy:.3f}{ci}, ECE {run.ece:.3f}, {run.n_items} items, "
+    base = f" against a {run.baseline:.3f} baseline" if run.baseline is not None else ""
+    return (f"jev {_title(run)}: accuracy {run.accuracy:.3f}{ci}{base}, ECE {run.ece:.3f}, {run.n_items} items, "
             f"{run.mismatched_cases} cases mismatched, {gates} ({run.recording})")
 
 
