@@ -35,6 +35,21 @@ def verdict(label: str, value: float, threshold: float, at_least: bool, digits: 
     return f"{label} {shown}{suffix}, {how} the {limit}{suffix} allowed"
 
 
+def reworded(detail: str, ok: bool | None) -> str:
+    """jevassert's rule-form detail, as a results file keeps it ("ece 0.314 <= 0.140"), said as
+    what holds or what is wrong ("ece 0.314, above the 0.140 allowed"): the reports print this.
+    A detail that states no rule (a reason the gate was not computable) is returned as it is."""
+    cut = max(detail.rfind(" <= "), detail.rfind(" >= "))
+    if ok is None or cut < 0:
+        return detail
+    measured, op, limit = detail[:cut], detail[cut + 1:cut + 3], detail[cut + 4:]
+    if not any(ch.isdigit() for ch in measured.rsplit(" ", 1)[-1]):  # "no threshold ... reaches precision >= x"
+        return detail
+    if op == ">=":
+        return f"{measured}, {'at least' if ok else 'below'} the {limit} required"
+    return f"{measured}, {'within' if ok else 'above'} the {limit} allowed"
+
+
 def _at_least(name: str, metric: str, value: float, threshold: float, detail: str,
               interval: tuple[float, float] | None = None, label: str | None = None) -> GateResult:
     return GateResult(name, PASSED if value >= threshold else FAILED, detail, metric, value, interval, threshold,

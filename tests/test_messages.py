@@ -4,6 +4,7 @@ counts that name their unit, messages that point at the right line (issue 19).""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -358,3 +359,30 @@ def test_an_accuracy_no_better_than_the_baseline_says_so(pytester: pytest.Pytest
     pytester.makeini("[pytest]\njev_backend = jev-1.13.0\n")
     out = pytester.runpytest("packs", "-p", "no:cacheprovider").stdout.str()
     assert "majority-label baseline                   0.389   no better than the baseline" in out.splitlines()
+
+
+@pytest.mark.parametrize("detail, ok, said", [
+    ("ece 0.314 <= 0.140", False, "ece 0.314, above the 0.140 allowed"),
+    ("ece 0.114 <= 0.140", True, "ece 0.114, within the 0.140 allowed"),
+    ("accuracy 0.304 >= 0.350", False, "accuracy 0.304, below the 0.350 required"),
+    ("accuracy CI lower 0.694 >= 0.990", False, "accuracy CI lower 0.694, below the 0.990 required"),
+    ("cost/case $0.000320 <= $0.000001", False, "cost/case $0.000320, above the $0.000001 allowed"),
+    ("p95 17ms <= 25ms", True, "p95 17ms, within the 25ms allowed"),
+    ("coverage 0.42 at precision >= 0.95 (threshold 0.80) >= 0.60", False,
+     "coverage 0.42 at precision >= 0.95 (threshold 0.80), below the 0.60 required"),
+    ("no threshold on the grid reaches precision >= 0.99", False, "no threshold on the grid reaches precision >= 0.99"),
+    ("no usage data in recording", None, "no usage data in recording"),
+])
+def test_a_report_says_what_a_gate_found(detail: str, ok: bool | None, said: str) -> None:
+    """The reports (results/<backend>/<pack>.md) print a results file's gates, whose detail is
+    jevassert's rule ("ece 0.314 <= 0.140", kept for parity), as what holds or what is wrong."""
+    from pytest_jev.gates import reworded
+
+    assert reworded(detail, ok) == said
+
+
+def test_no_committed_report_prints_a_failed_gate_as_its_rule() -> None:
+    reports = sorted(Path(__file__).resolve().parents[1].glob("results/*/*.md"))
+    failed = [line for path in reports for line in path.read_text().splitlines() if line.startswith("- **FAIL**")]
+    assert failed, "the minilm column fails some of the sparrow-derived gates"
+    assert not [line for line in failed if re.search(r" (<=|>=) \S+$", line)]
