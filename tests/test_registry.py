@@ -5,6 +5,8 @@ index entry once they no longer agree with the recording; derive-gates and index
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -132,6 +134,25 @@ def test_another_backends_recording_without_results_is_red(pytester: pytest.Pyte
     check(pytester).stdout.fnmatch_lines(["results/other-1/tiny-pack.json: missing for "
                                           "results/other-1/tiny-pack.predictions.jsonl; refresh with `pytest "
                                           "packs/tiny-pack --jev-replay --jev-backend=other-1 --jev-write-results`*"])
+
+
+def test_the_fix_command_keeps_the_results_dir_it_was_given(pytester: pytest.Pytester, registry: Path) -> None:
+    """Issue 19.9: check[results] run with --jev-results-dir says a command that rewrites that
+    folder, and running the command as printed makes the check green."""
+    shutil.copytree(registry / "results", registry / "published")  # results/ stays the gates' evidence
+    stale = registry / "published" / RESULTS.removeprefix("results/")
+    stale.write_text(json.dumps({**json.loads(stale.read_text()), "accuracy": 0.5}, indent=2))
+    args = ("packs", "-p", "no:randomly", "--jev-results-dir=published", *MOCK)
+    red = pytester.runpytest(*args)
+    assert red.ret == pytest.ExitCode.TESTS_FAILED, out(red)
+    fixes = set(re.findall(r"refresh with `([^`]*)`", out(red)))
+    assert fixes == {"pytest packs/tiny-pack --jev-replay --jev-backend=mock-0 --jev-results-dir=published "
+                     "--jev-write-results"}, out(red)
+    assert "jev-packs refresh" not in out(red)  # it knows only results/
+    command = fixes.pop().split()
+    assert pytester.runpytest(*command[1:], "-p", "no:cacheprovider").ret == 0
+    green = pytester.runpytest(*args)
+    assert green.ret == 0, out(green)
 
 
 def test_derive_gates_prints_a_diff_and_writes_only_when_asked(registry: Path) -> None:
