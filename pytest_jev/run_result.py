@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the file models cost ~30 ms to define; a session without packs never needs them
+    from .formats.flips_json import FlipReport
     from .formats.protocol_json import ProtocolRun
     from .formats.run_json import Detail
 
@@ -204,7 +205,8 @@ class RunResult:
     rubric_status: str = "unchecked"  # ok | drift | unchecked: the recording's wording against it
     protocol: ProtocolRun | None = None  # a tune or held-out run: report, thresholds, per-sample results
     detail: Detail | None = None  # for the registry: reliability bins, curve, locales, per-case marks
-    baseline: float | None = None  # majority-label accuracy of the run's cases (the terminal's; not in JSON)
+    majority_baseline: float | None = None  # majority-label accuracy of the run's cases (the terminal's; not in JSON)
+    flips: FlipReport | None = None  # against --jev-baseline: regressed and fixed items, paired interval, power
 
     @property
     def key(self) -> RunKey:
@@ -246,16 +248,19 @@ class RunResult:
             "rubric": self.rubric, "rubric_status": self.rubric_status,
             **({"protocol": self.protocol.to_json()} if self.protocol is not None else {}),
             **({"detail": self.detail.to_json()} if self.detail is not None else {}),
+            **({"flips": self.flips.to_json()} if self.flips is not None else {}),
         }
 
     def shipped(self) -> dict[str, Any]:
-        """What an xdist worker sends the controller: to_json, the gates' verdicts and the baseline
-        (ours, which --jev-json leaves out)."""
-        return {**self.to_json(), "gate_verdicts": [g.verdict for g in self.gates], "baseline": self.baseline}
+        """What an xdist worker sends the controller: to_json, the gates' verdicts and the
+        majority-label baseline (ours, which --jev-json leaves out)."""
+        return {**self.to_json(), "gate_verdicts": [g.verdict for g in self.gates],
+                "majority_baseline": self.majority_baseline}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RunResult:
         """The inverse of to_json and of shipped (xdist workers ship their runs to the controller this way)."""
+        from .formats.flips_json import FlipReport
         from .formats.protocol_json import ProtocolRun
         from .formats.run_json import Detail
 
@@ -287,5 +292,6 @@ class RunResult:
             rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
             protocol=ProtocolRun.from_json(doc["protocol"]) if doc.get("protocol") is not None else None,
             detail=Detail.from_json(doc["detail"]) if doc.get("detail") is not None else None,
-            baseline=doc.get("baseline"),
+            majority_baseline=doc.get("majority_baseline"),
+            flips=FlipReport.from_json(doc["flips"]) if doc.get("flips") is not None else None,
         )

@@ -281,7 +281,8 @@ def test_every_count_names_its_unit_and_they_agree(pytester: pytest.Pytester) ->
     ])
     assert "jev mismatches (" not in full.stdout.str()
     quiet = pytester.runpytest("packs", "-p", "no:cacheprovider", "-q")
-    quiet.stdout.fnmatch_lines(["jev toy v0.1.0: accuracy 0.833 (*), ECE 0.228, 36 items, 2 cases mismatched, *"])
+    quiet.stdout.fnmatch_lines(["jev toy v0.1.0: accuracy 0.833 (*) against a 0.389 majority-label baseline, "
+                                "ECE 0.228, 36 items, 2 cases mismatched, *"])
 
 
 def _junit(path: Path) -> tuple[dict[str, object], dict[str, tuple[str, str]]]:
@@ -349,9 +350,9 @@ def test_the_summary_prints_the_majority_label_baseline(pytester: pytest.Pyteste
     baseline = (6 + 4 + 4) / 36
     full.stdout.fnmatch_lines(["overall * 36   0.833*", f"majority-label baseline * {baseline:.3f}"])
     quiet = pytester.runpytest("packs", "-p", "no:cacheprovider", "-q")
-    quiet.stdout.fnmatch_lines([f"jev toy v0.1.0: accuracy 0.833 (*) against a {baseline:.3f} baseline, ECE *"])
+    quiet.stdout.fnmatch_lines([f"jev toy v0.1.0: accuracy 0.833 (*) against a {baseline:.3f} majority-label baseline, ECE *"])
     xdist = pytester.runpytest("packs", "-p", "no:cacheprovider", "-q", "-n", "2")  # shipped from the workers
-    xdist.stdout.fnmatch_lines([f"jev toy v0.1.0: accuracy 0.833 (*) against a {baseline:.3f} baseline, ECE *"])
+    xdist.stdout.fnmatch_lines([f"jev toy v0.1.0: accuracy 0.833 (*) against a {baseline:.3f} majority-label baseline, ECE *"])
 
 
 def test_an_accuracy_no_better_than_the_baseline_says_so(pytester: pytest.Pytester) -> None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from .. import paths
 from ..errors import JevError
+from ..gates import NO_BASELINE
 from ..options import Options
 from ..pricing import JEV_LIST_PRICE
 from ..protocol.thresholds import role_of
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..evaluate import PackResult, Prepared
+    from ..formats.flips_json import FlipItem, FlipReport
     from ..packs.model import Pack, Split
     from ..protocol.protocol_run import ProtocolSetup
     from ..protocol.samples import Sample
@@ -62,6 +64,9 @@ class PackRun:
         self.refusal: tuple[str, str] | None = None
         self.protocol: ProtocolSetup | None = None  # a protocol run's setup (check[protocol] reads its problems)
         self.samples: tuple[Sample, ...] = ()  # a protocol run's per-sample answers
+        self.flips: FlipReport | None = None  # against --jev-baseline (check[baseline] says why there is none)
+        self.baseline_problems: tuple[str, ...] = ()  # why the baseline cannot be compared with: check[baseline]
+        self._regressed: dict[str, list[FlipItem]] | None = None
         self._ready = False
         self._thread: threading.Thread | None = None
         self._result: PackResult | None = None
@@ -80,7 +85,7 @@ class PackRun:
         if frozen is not None:  # refused before anything is read or graded
             self.refusal = ("check[split]", "the frozen split changed")
             return
-        from ..evaluate import Settings, prepare  # numpy: see the module docstring
+        from ..evaluate import Settings, prepare, refusal  # numpy: see the module docstring
         from ..formats.backend_json import folder_prices  # backend.json's model: loaded with the first pack run
         from ..protocol import protocol_run
         from ..recording_lookup import find_recording  # reads backend.json through that model
@@ -116,8 +121,24 @@ class PackRun:
                                 cases=self.cases)
         if self.protocol is not None:
             self.samples = protocol_run.samples(self.pack, self.cases, recording, self.prepared)
-        if self.prepared.rubric.drift:
-            self.refusal = ("check[rubric]", "the recording was made for other wording (rubric drift)")
+        refused = refusal(self.prepared)
+        if refused is not None:
+            self.refusal = refused[:2]
+        elif options.baseline_given:
+            del recording  # at 100,000 cases the decoded lines weigh more than the baseline's
+            self._compare()
+
+    def _compare(self) -> None:
+        """The flip report against --jev-baseline, the baseline read, checked and graded exactly
+        as the current recording (evaluate.against_baseline); or why there is none (check[baseline]
+        fails with it)."""
+        from ..evaluate import against_baseline
+
+        options = self.options
+        assert self.prepared is not None
+        self.flips, self.baseline_problems = against_baseline(
+            self.prepared, backend=options.baseline, path=options.baseline_path, results_dir=options.results_dir,
+            rootdir=options.rootdir)
 
     @property
     def protocol_role(self) -> str | None:
@@ -143,10 +164,33 @@ class PackRun:
         from ..protocol import protocol_run
 
         assert self.prepared is not None
-        result = finish(self.prepared, draw=bootstrap_apart if apart else metrics.bootstrap)
+        result = finish(self.prepared, draw=bootstrap_apart if apart else metrics.bootstrap, flips=self.flips,
+                        no_flips=self.no_flips)
         if self.protocol is not None:
             result = protocol_run.attach(result, self.prepared, self.samples, self.protocol)
         return result
+
+    def regressed(self, case_id: str) -> list[FlipItem]:
+        """The case's regressed items against --jev-baseline (none without a flip report)."""
+        if self.flips is None:
+            return []
+        if self._regressed is None:
+            by_case: dict[str, list[FlipItem]] = {}
+            for item in self.flips.regressed_items:
+                by_case.setdefault(item.case, []).append(item)
+            self._regressed = by_case
+        return self._regressed.get(case_id, [])
+
+    @property
+    def no_flips(self) -> str:
+        """Why the run has no flip report (the reason its flip gates are skipped with)."""
+        if self.options.baseline_given:
+            return f"the baseline cannot be compared with: see {self.check_prefix}check[baseline]"
+        return NO_BASELINE
+
+    @property
+    def check_prefix(self) -> str:
+        return f"{self.split}::" if self.split else ""
 
     def _work(self, apart: bool) -> None:
         try:

@@ -42,9 +42,9 @@ def run_lines(run: RunResult) -> Iterator[str]:
                f"{q.ece:>7.3f} {_f(q.brier):>7}")
     yield (f"{'overall':<24} {'':<7} {run.n_items:>6} {run.accuracy:>7.3f} {run.mean_decision_prob:>7.3f} "
            f"{run.ece:>7.3f}")
-    if run.baseline is not None:  # always answering each question's commonest gold label
-        beats = "" if run.accuracy > run.baseline else "   no better than the baseline"
-        yield f"{'majority-label baseline':<24} {'':<7} {'':>6} {run.baseline:>7.3f}{beats}"
+    if run.majority_baseline is not None:  # always answering each question's commonest gold label
+        beats = "" if run.accuracy > run.majority_baseline else "   no better than the baseline"
+        yield f"{'majority-label baseline':<24} {'':<7} {'':>6} {run.majority_baseline:>7.3f}{beats}"
     if run.accuracy_ci and run.ece_ci:
         a, e = run.accuracy_ci, run.ece_ci
         yield (f"bootstrap 95% ({run.bootstrap_resamples} resamples, seed {run.seed}): "
@@ -128,9 +128,66 @@ def short_line(run: RunResult) -> str:
     failed = len(run.failed_gates)
     gates = ("gates skipped" if run.gates_skipped else f"{len(run.gates)} gates, {failed} failed" if run.gates
              else "no gates")
-    base = f" against a {run.baseline:.3f} baseline" if run.baseline is not None else ""
+    base = (f" against a {run.majority_baseline:.3f} majority-label baseline" if run.majority_baseline is not None
+            else "")
     return (f"jev {_title(run)}: accuracy {run.accuracy:.3f}{ci}{base}, ECE {run.ece:.3f}, {run.n_items} items, "
             f"{run.mismatched_cases} cases mismatched, {gates} ({run.recording})")
+
+
+def flip_line(run: RunResult) -> str:
+    """The flip report's one line (--jev-baseline)."""
+    from .flip_text import flip_sentence  # every session imports this module: the flip text only with flips
+
+    assert run.flips is not None
+    return flip_sentence(run.flips)
+
+
+def flip_details(run: RunResult) -> Iterator[str]:
+    """What the one line leaves out: the interval's method, the power, the unpaired cases."""
+    from .flip_text import power_words  # see flip_line
+
+    f = run.flips
+    assert f is not None
+    yield f"  paired bootstrap over {f.power.cases} cases ({f.bootstrap_resamples} resamples, seed {f.seed})"
+    yield f"  power: {power_words(f.power)}"
+    for label, ids in (("only in the current recording", f.only_current), ("only in the baseline", f.only_baseline)):
+        if ids:
+            shown = ", ".join(ids[:5]) + (f", ... ({len(ids) - 5} more)" if len(ids) > 5 else "")
+            yield f"  {len(ids)} case(s) {label}, not compared: {shown}"
+    if f.unpaired_items:
+        yield f"  {f.unpaired_items} item(s) answered usably by one recording only, not compared"
+
+
+def _regression_line(run: RunResult, m: Any) -> str:
+    split = f"::{run.split}" if run.split else ""
+    return printable(f"{run.pack}{split} case {m.case} {m.question}: expected {json.dumps(m.expected)}, baseline "
+                     f"{json.dumps(m.baseline)} (p={m.baseline_probability:.2f}), now {json.dumps(m.current)} "
+                     f"(p={m.current_probability:.2f}) | {m.state}")
+
+
+def write_flips(tr: Any, runs: list[RunResult], options: Any, verbosity: int) -> None:
+    """The flip line of every run compared with --jev-baseline, then the regressed items."""
+    compared = [run for run in runs if run.flips is not None]
+    if not compared or verbosity <= -2:
+        return
+    if verbosity > -1:
+        tr.write_sep("-", "jev flips: each recording against its --jev-baseline")
+    for run in compared:
+        tr.write_line(flip_line(run))
+        if verbosity > -1:
+            for line in flip_details(run):
+                tr.write_line(line)
+    regressed = [(run, m) for run in compared for m in run.flips.regressed_items]  # type: ignore[union-attr]
+    if not regressed or verbosity == -1:
+        return
+    cases = len({(run.pack, run.split, m.case) for run, m in regressed})
+    tr.write_sep("-", f"jev regressions: {len(regressed)} item{'s' if len(regressed) != 1 else ''} in {cases} "
+                      f"case{'s' if cases != 1 else ''}, right in the baseline, wrong now")
+    limit = None if options.verbose > 0 else options.mismatches
+    for run, m in regressed[:limit]:
+        tr.write_line(_regression_line(run, m))
+    if limit is not None and len(regressed) > limit:
+        tr.write_line(f"... and {len(regressed) - limit} more (-v lists all; --jev-json keeps every one)")
 
 
 def _mismatch_line(nodeid: str, m: dict[str, Any], state: str) -> str:
@@ -147,6 +204,7 @@ def write_summary(tr: Any, runs: list[RunResult], per_case: list[tuple[str, dict
             tr.write_line(short_line(run))
         if per_case or bulk_nodes:
             tr.write_line("jev: mismatches are listed without -q (--jev-json keeps every one)")
+        write_flips(tr, runs, options, verbosity)
         return
     for run in runs:
         tr.write_sep("=", f"jev: {_title(run)}")
@@ -162,16 +220,16 @@ def write_summary(tr: Any, runs: list[RunResult], per_case: list[tuple[str, dict
         if prefix is not None:
             for m in run.mismatches:
                 found.append((f"{prefix}::case[{node_name_part(m.case)}]", m.to_json(), ""))
-    if not found:
-        return
-    cases = len({nodeid for nodeid, _, _ in found})  # one node id per case, a bulk run's included
-    tr.write_sep("-", f"jev mismatches: {len(found)} item{'s' if len(found) != 1 else ''} in {cases} "
-                      f"case{'s' if cases != 1 else ''}, valid answers that disagree with the gold label")
-    limit = None if options.verbose > 0 else options.mismatches
-    for nodeid, m, state in found[:limit]:
-        tr.write_line(_mismatch_line(nodeid, m, state))
-    if limit is not None and len(found) > limit:
-        tr.write_line(f"... and {len(found) - limit} more (-v lists all; --jev-json keeps every one)")
+    if found:
+        cases = len({nodeid for nodeid, _, _ in found})  # one node id per case, a bulk run's included
+        tr.write_sep("-", f"jev mismatches: {len(found)} item{'s' if len(found) != 1 else ''} in {cases} "
+                          f"case{'s' if cases != 1 else ''}, valid answers that disagree with the gold label")
+        limit = None if options.verbose > 0 else options.mismatches
+        for nodeid, m, state in found[:limit]:
+            tr.write_line(_mismatch_line(nodeid, m, state))
+        if limit is not None and len(found) > limit:
+            tr.write_line(f"... and {len(found) - limit} more (-v lists all; --jev-json keeps every one)")
+    write_flips(tr, runs, options, verbosity)
 
 
 def _pack_of(nodeid: str) -> str:
