@@ -350,9 +350,11 @@ def test_the_summary_prints_the_majority_label_baseline(pytester: pytest.Pyteste
     baseline = (6 + 4 + 4) / 36
     full.stdout.fnmatch_lines(["overall * 36   0.833*", f"majority-label baseline * {baseline:.3f}"])
     quiet = pytester.runpytest("packs", "-p", "no:cacheprovider", "-q")
-    quiet.stdout.fnmatch_lines([f"jev toy v0.1.0: accuracy 0.833 (*) against a {baseline:.3f} majority-label baseline, ECE *"])
+    quiet.stdout.fnmatch_lines([f"jev toy v0.1.0: accuracy 0.833 (*) against a {baseline:.3f} majority-label "
+                                "baseline, ECE *"])
     xdist = pytester.runpytest("packs", "-p", "no:cacheprovider", "-q", "-n", "2")  # shipped from the workers
-    xdist.stdout.fnmatch_lines([f"jev toy v0.1.0: accuracy 0.833 (*) against a {baseline:.3f} majority-label baseline, ECE *"])
+    xdist.stdout.fnmatch_lines([f"jev toy v0.1.0: accuracy 0.833 (*) against a {baseline:.3f} majority-label "
+                                "baseline, ECE *"])
 
 
 def test_an_accuracy_no_better_than_the_baseline_says_so(pytester: pytest.Pytester) -> None:
