@@ -38,7 +38,7 @@ from .run_result import (
     RunResult,
     Suggestion,
 )
-from .stats import nearest_rank
+from .stats import majority_baseline, nearest_rank
 
 if TYPE_CHECKING:
     from .backends.kinds import BackendSpec
@@ -259,7 +259,8 @@ def finish(prep: Prepared, *, draw: Bootstrap | None = None, flips: FlipReport |
         invalid_cases=sum(1 for o in graded.outcomes.values() if o.status == "invalid"),
         unknown_case_ids=graded.unknown_case_ids, mismatches=mismatches(graded),
         gates_skipped=settings.no_gates, rubric=rubric_fingerprint(pack.questions_as_sent()),
-        rubric_status=prep.rubric.outcome, flips=flips)
+        rubric_status=prep.rubric.outcome, flips=flips,
+        majority_baseline=majority_baseline([case.expect for case in prep.cases], list(pack.questions)))
     if not settings.no_gates:
         run = replace(run, gates=tuple(evaluate_gates(pack.gates.values, run, pack.gates.lines, no_flips)))
     if settings.detail:
