@@ -245,10 +245,13 @@ def registry_header(options: Options, inifile: str | None) -> str | None:
             return ("jev: index.json is at the rootdir, but registry checks are off: set jev_registry = true in the "
                     "ini file (or pass --jev-registry) to check results/ and index.json against the recordings")
         return None
+    shown = options.given_flag("jev-results-dir") or str(options.results_dir)
     if not options.registry:
-        shown = options.given_flag("jev-results-dir") or str(options.results_dir)
-        return f"jev: registry checks off for this run: --jev-results-dir {shown} is not the registry's results/"
+        return (f"jev: registry checks off for this run: --jev-results-dir {shown} is not the registry's results/ "
+                "(--jev-registry checks it too)")
     named = "--jev-registry" if where is Source.COMMAND_LINE else f"jev_registry in {inifile or 'the ini file'}"
+    if options.results_dir != registry_results(options.rootdir):
+        return f"jev: registry checks on ({named}): check[results] holds {shown}/ to the recordings"
     return f"jev: registry checks on ({named}): check[results] holds results/ and index.json to the recordings"
 
 
@@ -371,8 +374,10 @@ def parse(config: pytest.Config) -> Options:
         protocol=protocol,
         min_covered=num("jev-min-covered", int, lambda n: n >= 1, "a whole number >= 1"),
         write_results=bool(get("jev-write-results")),
+        # the ini's jev_registry means the registry's results/; --jev-registry asks for this run's folder too
         registry=bool(get("jev-registry"))
-        and Path(config.rootpath, get("jev-results-dir")) == registry_results(config.rootpath),
+        and (Path(config.rootpath, get("jev-results-dir")) == registry_results(config.rootpath)
+             or read["jev-registry"][1] is Source.COMMAND_LINE),
         threshold=threshold,
         answers_dir=str(get("jev-answers-dir")),
         provider=provider,

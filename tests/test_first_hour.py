@@ -73,8 +73,14 @@ def test_registry_checks_hold_only_the_registry_s_results_folder(pytester: pytes
     assert result.ret == 0, result.stdout.str()
     assert "check[results]" not in result.stdout.str()
     result.stdout.fnmatch_lines(["jev: registry checks off for this run: --jev-results-dir scratch is not the "
-                                 "registry's results/"])
+                                 "registry's results/ (--jev-registry checks it too)"])
     assert (pytester.path / "scratch" / "mock-0" / "tiny-pack.predictions.jsonl").is_file()
+    # asked on the command line, the run's own folder is checked (its results files, not index.json)
+    asked = pytester.runpytest("packs", "--jev-backend=mock-0", "--jev-results-dir=scratch", "--jev-registry")
+    asked.stdout.fnmatch_lines(["jev: registry checks on (--jev-registry): check[results] holds scratch/ to the "
+                                "recordings", "*scratch/mock-0/tiny-pack.json: no results file for this recording; "
+                                "refresh with *--jev-results-dir=scratch*"])
+    assert asked.ret == pytest.ExitCode.TESTS_FAILED
 
 
 def test_this_repository_switches_its_registry_checks_on_in_pyproject() -> None:

@@ -142,7 +142,9 @@ def test_the_fix_command_keeps_the_results_dir_it_was_given(pytester: pytest.Pyt
     shutil.copytree(registry / "results", registry / "published")  # results/ stays the gates' evidence
     stale = registry / "published" / RESULTS.removeprefix("results/")
     stale.write_text(json.dumps({**json.loads(stale.read_text()), "accuracy": 0.5}, indent=2))
-    args = ("packs", "-p", "no:randomly", "--jev-results-dir=published", *MOCK)
+    # another results folder than results/ is checked when asked on the command line (issue 19.9's
+    # registry switch: the ini's jev_registry means results/)
+    args = ("packs", "-p", "no:randomly", "--jev-results-dir=published", "--jev-registry", *MOCK)
     red = pytester.runpytest(*args)
     assert red.ret == pytest.ExitCode.TESTS_FAILED, out(red)
     fixes = set(re.findall(r"refresh with `([^`]*)`", out(red)))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..options import registry_results
 from ..paths import SCOREBOARD_PAGE
 from ..stash import WRITTEN_KEY
 from .items import JevFailure, RunItem
@@ -30,7 +31,7 @@ class ResultsItem(RunItem):
                                  write_files=options.write_results, siblings=run.split == first)
         if run.split == first and not options.write_results:
             problems.extend(looser_problems(self.pack, options.rootdir))
-            if options.registry:
+            if options.registry and options.results_dir == registry_results(options.rootdir):  # index.json's
                 problems.extend(p for p in [entry_problem(self.pack, options.rootdir)] if p)
                 if (options.rootdir / SCOREBOARD_PAGE).is_file():  # a registry may publish no page
                     problems.extend(p for p in [pack_stale_problem(options.rootdir, self.pack.id)] if p)
