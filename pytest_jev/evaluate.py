@@ -16,11 +16,13 @@ from pathlib import Path
 import numpy as np
 
 from . import metrics
+from .formats.identity_json import Dataset, Identity
 from .gates import evaluate_gates
 from .gcpause import gc_paused
 from .grade import Graded, grade
+from .identity import dataset_of, of
 from .packs.model import Case, Pack
-from .pricing import JEV_LIST_PRICE
+from .pricing import DEFAULT, JEV_LIST_PRICE
 from .recording_file import Recording
 from .rubric import RubricCheck, rubric_fingerprint
 from .rubric import check as check_rubric
@@ -52,6 +54,7 @@ class Settings:
     target_precision: float | None = None
     no_gates: bool = False
     detail: bool = False  # compute the registry's detail (--jev-write-results)
+    price_source: str | None = DEFAULT  # where the prices come from (pricing.price_source)
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,8 @@ class Prepared:
     latency: Latency
     problems: tuple[str, ...]  # integrity problems: why the recording does not belong to the pack
     rubric: RubricCheck  # the wording the recording was made with, against the pack's
+    identity: Identity  # what the numbers depend on (computed once per run)
+    dataset: Dataset
 
 
 @dataclass(frozen=True)
@@ -150,9 +155,10 @@ def _author_coverage(pack: Pack, graded: Graded) -> AuthorCoverage | None:
 
 
 def prepare(pack: Pack, recording: Recording, settings: Settings, backend: str | None = None,
-            shown_path: str | None = None, split: str = "", cases: Sequence[Case] | None = None) -> Prepared:
+            shown_path: str | None = None, split: str = "", cases: Sequence[Case] | None = None,
+            identity: Identity | None = None) -> Prepared:
     """Grade the cases (default: all of the pack's) and read usage, latency and provenance:
-    all that needs the decoded lines."""
+    all that needs the decoded lines. `identity` is the run's (default: a plain run's of `split`)."""
     chosen = tuple(pack.cases if cases is None else cases)
     with gc_paused():
         graded = grade(pack, recording, chosen)
@@ -162,7 +168,9 @@ def prepare(pack: Pack, recording: Recording, settings: Settings, backend: str |
         shown_path=shown_path or str(recording.path), recording_sha256=recording.sha256,
         models=tuple(recording.models()), mode=min(recording.modes(), default="live"), graded=graded,
         cost=cost, latency=latency, problems=tuple(integrity_problems(pack, chosen, recording, graded)),
-        rubric=check_rubric(pack, chosen, recording))
+        rubric=check_rubric(pack, chosen, recording),
+        identity=identity if identity is not None else of(pack, split),
+        dataset=dataset_of(pack))
 
 
 def finish(prep: Prepared, *, draw: Bootstrap | None = None) -> PackResult:
@@ -192,7 +200,9 @@ def finish(prep: Prepared, *, draw: Bootstrap | None = None) -> PackResult:
         invalid_cases=sum(1 for o in graded.outcomes.values() if o.status == "invalid"),
         unknown_case_ids=graded.unknown_case_ids, mismatches=mismatches(graded),
         gates_skipped=settings.no_gates, rubric=rubric_fingerprint(pack.questions_as_sent()),
-        rubric_status=prep.rubric.outcome)
+        rubric_status=prep.rubric.outcome, state_unchecked=graded.state_unchecked,
+        price_source=settings.price_source,
+        identity=prep.identity, dataset=prep.dataset)
     if not settings.no_gates:
         run = replace(run, gates=tuple(evaluate_gates(pack.gates.values, run, pack.gates.lines)))
     if settings.detail:

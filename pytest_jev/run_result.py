@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the file models cost ~30 ms to define; a session without packs never needs them
+    from .formats.identity_json import Dataset, Identity
     from .formats.protocol_json import ProtocolRun
     from .formats.run_json import Detail
 
@@ -201,6 +202,10 @@ class RunResult:
     gates_skipped: bool = False
     rubric: str = ""  # the pack's rubric fingerprint (sha256 of its questions as sent)
     rubric_status: str = "unchecked"  # ok | drift | unchecked: the recording's wording against it
+    state_unchecked: int = 0  # graded lines without a state fingerprint (jevassert's, older ones of ours)
+    price_source: str | None = None  # where the prices of the cost come from (pricing.PRICE_SOURCES)
+    identity: Identity | None = None  # what the numbers depend on (identity.py)
+    dataset: Dataset | None = None  # the dataset's version and manifest
     protocol: ProtocolRun | None = None  # a tune or held-out run: report, thresholds, per-sample results
     detail: Detail | None = None  # for the registry: reliability bins, curve, locales, per-case marks
 
@@ -241,7 +246,10 @@ class RunResult:
             "seed": self.seed, "mismatched_cases": self.mismatched_cases, "invalid_cases": self.invalid_cases,
             "unknown_case_ids": list(self.unknown_case_ids), "mode": self.mode,
             "mismatches": [m.to_json() for m in self.mismatches],
-            "rubric": self.rubric, "rubric_status": self.rubric_status,
+            "rubric": self.rubric, "rubric_status": self.rubric_status, "state_unchecked": self.state_unchecked,
+            "price_source": self.price_source,
+            "identity": self.identity.to_json() if self.identity is not None else None,
+            "dataset": self.dataset.to_json() if self.dataset is not None else None,
             **({"protocol": self.protocol.to_json()} if self.protocol is not None else {}),
             **({"detail": self.detail.to_json()} if self.detail is not None else {}),
         }
@@ -249,6 +257,7 @@ class RunResult:
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RunResult:
         """The inverse of to_json (xdist workers ship their runs to the controller this way)."""
+        from .formats.identity_json import dataset_or_none, identity_or_none
         from .formats.protocol_json import ProtocolRun
         from .formats.run_json import Detail
 
@@ -276,6 +285,8 @@ class RunResult:
             mismatches=tuple(Mismatch(**m) for m in doc["mismatches"]),
             gates=tuple(GateResult.from_json(g) for g in doc["gates"]), gates_skipped=doc["gates_skipped"],
             rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
+            state_unchecked=doc.get("state_unchecked", 0), price_source=doc.get("price_source"),
+            identity=identity_or_none(doc.get("identity")), dataset=dataset_or_none(doc.get("dataset")),
             protocol=ProtocolRun.from_json(doc["protocol"]) if doc.get("protocol") is not None else None,
             detail=Detail.from_json(doc["detail"]) if doc.get("detail") is not None else None,
         )

@@ -320,7 +320,9 @@ def test_a_fresh_protocol_run_writes_valid_thresholds_reports_samples_and_compar
         assert written.to_json() == run.protocol.report.to_json()  # the file is the run's report
     tuned = JevJson.read(pytester.path / "tune.json").runs[0].protocol
     assert tuned is not None and tuned.thresholds is not None
-    assert tuned.thresholds.to_json() == Thresholds.read(folder / "split-pack.thresholds.json").to_json()
+    frozen = Thresholds.read(folder / "split-pack.thresholds.json")  # the held-out run recorded its freeze
+    assert frozen.frozen is not None and frozen.frozen.report == "split-pack.report.heldout.json"
+    assert tuned.thresholds.to_json() == {k: v for k, v in frozen.to_json().items() if k != "frozen"}
     held = JevJson.read(pytester.path / "heldout.json").runs[0].protocol
     assert held is not None and held.thresholds is None
     samples = (folder / "split-pack.results.heldout.jsonl").read_text().splitlines()

@@ -196,8 +196,16 @@ def test_tuning_again_after_a_heldout_report_is_refused(pytester: pytest.Pyteste
     before = path.read_bytes()
     again = pytester.runpytest("packs", "--jev-tune", "--jev-target-precision", "0.5", *MOCK)
     assert again.ret == pytest.ExitCode.TESTS_FAILED
-    again.stdout.fnmatch_lines(["*split-pack.report.heldout.json exists: the held-out split has been evaluated*"])
+    again.stdout.fnmatch_lines(["*split-pack.thresholds.json is frozen: the held-out split was evaluated with them "
+                                "(--jev-heldout, split-pack.report.heldout.json), so tuning again would make its "
+                                "numbers no longer held out*"])
     assert path.read_bytes() == before  # no override: the frozen thresholds stay as they were
+    # a thresholds file written before freezes were recorded: the held-out report beside it still freezes them
+    older = json.loads(before)
+    del older["frozen"]
+    path.write_text(json.dumps(older))
+    unfrozen = pytester.runpytest("packs", "--jev-tune", *MOCK)
+    unfrozen.stdout.fnmatch_lines(["*split-pack.report.heldout.json exists: the held-out split has been evaluated*"])
     (pytester.path / "results/mock-0/split-pack.report.heldout.json").write_text("{not json")
     unreadable = pytester.runpytest("packs", "--jev-tune", *MOCK)
     assert unreadable.ret == pytest.ExitCode.TESTS_FAILED
@@ -246,7 +254,9 @@ def test_merge_refuses_edited_reports_and_mixing_mock_with_live(pytester: pytest
     assert refused.returncode == 1 and refused.stderr.count("\n") == 1
     assert "edited.json: not a protocol report: (top level): 'mode' is a required property" in refused.stderr
     live = pytester.path / "live.json"
-    live.write_text(json.dumps({**doc, "mode": "live", "backend": "jev-1.13.0"}))
+    live.write_text(json.dumps({**doc, "mode": "live", "backend": "jev-1.13.0", "backend_kind": ["jev"],
+                                "note": None}))
+    live.write_text(json.dumps({k: v for k, v in json.loads(live.read_text()).items() if k != "note"}))
     mixed = merge(pytester, mine, live)
     assert mixed.returncode == 1 and "mock and live reports never merge" in mixed.stderr
     seeded = pytester.path / "seeded.json"

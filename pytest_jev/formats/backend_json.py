@@ -215,7 +215,15 @@ def folder_identity(folder: Path) -> tuple[str | None, str | None]:
 
 
 def folder_prices(folder: Path, default: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
-    """(input, output) USD per million tokens from a folder's backend.json, else `default`.
+    """(input, output) USD per million tokens from a folder's backend.json, else `default`
+    (folder_prices_and_source)."""
+    return folder_prices_and_source(folder, default)[0]
+
+
+def folder_prices_and_source(folder: Path, default: tuple[float | None, float | None]
+                             ) -> tuple[tuple[float | None, float | None], tuple[str, str]]:
+    """((input, output) USD per million tokens, where each comes from: "backend.json" or "default")
+    from a folder's backend.json, else `default`.
 
     Read strictly, unlike BackendInfo (which reads a value of the wrong type as absent): the prices
     cost a replay's cases, so a price given as null is unknown (a model without a list price), a
@@ -223,14 +231,13 @@ def folder_prices(folder: Path, default: tuple[float | None, float | None]) -> t
     NaN, a boolean, a string) is refused with one line. Ours (`pricing`) and jevassert's
     (`pricing_usd_per_mtok`) are both read."""
     doc = _folder_doc(folder)
-    if doc is None:
-        return default
-    table = doc.get("pricing", doc.get("pricing_usd_per_mtok"))
+    table = doc.get("pricing", doc.get("pricing_usd_per_mtok")) if doc is not None else None
     if table is None:
-        return default
+        return default, ("default", "default")
     if not isinstance(table, Mapping):
         raise RecordingError("unreadable pricing (not an object)", file=backend_json(folder), fix=PRICING_FIX)
     prices: list[float | None] = []
+    sources: list[str] = []
     for ours, theirs, fallback in (("input_usd_per_mtok", "input", default[0]),
                                    ("output_usd_per_mtok", "output", default[1])):
         key = ours if ours in table else theirs if theirs in table else None
@@ -239,4 +246,5 @@ def folder_prices(folder: Path, default: tuple[float | None, float | None]) -> t
             raise RecordingError(f"unreadable pricing ({key} = {value!r} is not a number >= 0)",
                                  file=backend_json(folder), fix=PRICING_FIX)
         prices.append(None if value is None else float(value))
-    return prices[0], prices[1]
+        sources.append("backend.json" if key is not None else "default")
+    return (prices[0], prices[1]), (sources[0], sources[1])

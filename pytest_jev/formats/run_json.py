@@ -24,6 +24,7 @@ from ..errors import JevError
 from ..fileio import atomic_write
 from . import values as v
 from .backend_json import Pricing
+from .identity_json import Dataset, Identity, dataset_or_none, identity_or_none
 from .protocol_json import ProtocolRun
 from .schemas import FormatError, read_object
 
@@ -243,15 +244,16 @@ RUN_KEYS = (
     "p50_latency_ms", "p95_latency_ms", "input_tokens", "output_tokens", "per_question", "coverage",
     "threshold_coverage", "gates", "gates_skipped", "recorded_models", "pricing", "backend", "recording",
     "recording_sha256", "split", "target_precision", "bootstrap_resamples", "seed", "mismatched_cases",
-    "invalid_cases", "unknown_case_ids", "mode", "mismatches", "rubric", "rubric_status", "protocol", "detail")
+    "invalid_cases", "unknown_case_ids", "mode", "mismatches", "rubric", "rubric_status", "state_unchecked",
+    "price_source", "identity", "dataset", "protocol", "detail")
 # The run keys a results file leaves out, and the provenance it adds after them.
-NOT_IN_RESULTS = ("recording", "mismatches", "protocol", "unknown_case_ids", "gates_skipped")
+NOT_IN_RESULTS = ("recording", "mismatches", "protocol", "unknown_case_ids", "gates_skipped", "state_unchecked")
 PROVENANCE = ("kind", "pack_version", "predictions", "predictions_sha256", "report", "recorded_at")
 RESULTS_KEYS = tuple(key for key in RUN_KEYS if key not in NOT_IN_RESULTS) + PROVENANCE
 OPTIONAL = ("protocol", "detail")  # left out, not null, when a run has none
 _SCALARS: dict[str, Any] = {
     **dict.fromkeys(("pack", "version", "record_model", "tested", "backend", "recording_sha256", "split", "mode",
-                     "rubric", "rubric_status"), v.string),
+                     "rubric", "rubric_status", "price_source"), v.string),
     **dict.fromkeys(("n_cases", "n_items", "case_errors", "missing_items", "input_tokens", "output_tokens",
                      "bootstrap_resamples", "seed", "mismatched_cases", "invalid_cases"), v.integer),
     **dict.fromkeys(("accuracy", "ece", "mean_decision_prob", "cost_per_case_usd", "total_cost_usd", "p50_latency_ms",
@@ -303,6 +305,9 @@ class RunNumbers:
     mode: str | None = None  # live | mock
     rubric: str | None = None
     rubric_status: str | None = None  # ok | drift | unchecked
+    price_source: str | None = None  # where the prices of the cost come from (pricing.PRICE_SOURCES)
+    identity: Identity | None = None  # what the numbers depend on (identity_json.py); None: written before
+    dataset: Dataset | None = None  # the dataset's version and manifest
     detail: Detail | None = None
     order: tuple[str, ...] = ()  # the keys as read, in file order (() for a model built in memory)
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this model does not name, as read
@@ -322,6 +327,7 @@ class RunNumbers:
                                 if isinstance(threshold_coverage, Mapping) else None),
             gates=tuple(GateEntry.from_json(g) for g in _objects(doc.get("gates"))),
             pricing=Pricing.from_json(pricing) if isinstance(pricing, Mapping) else None,
+            identity=identity_or_none(doc.get("identity")), dataset=dataset_or_none(doc.get("dataset")),
             detail=Detail.from_json(detail) if isinstance(detail, Mapping) and detail else None)  # {}: none
         return out
 
@@ -345,7 +351,9 @@ class RunNumbers:
             "recording_sha256": self.recording_sha256, "split": self.split, "target_precision": self.target_precision,
             "bootstrap_resamples": self.bootstrap_resamples, "seed": self.seed,
             "mismatched_cases": self.mismatched_cases, "invalid_cases": self.invalid_cases, "mode": self.mode,
-            "rubric": self.rubric, "rubric_status": self.rubric_status,
+            "rubric": self.rubric, "rubric_status": self.rubric_status, "price_source": self.price_source,
+            "identity": self.identity.to_json() if self.identity else None,
+            "dataset": self.dataset.to_json() if self.dataset else None,
             "detail": self.detail.to_json() if self.detail else None,
         }
 
@@ -419,6 +427,7 @@ class RunObject(RunNumbers):
     KEYS: ClassVar[tuple[str, ...]] = RUN_KEYS
 
     gates_skipped: bool | None = None
+    state_unchecked: int | None = None  # graded lines without a state fingerprint
     recording: str | None = None  # the recording as the user reads it (relative to the rootdir)
     unknown_case_ids: tuple[str, ...] = ()
     mismatches: tuple[MismatchEntry, ...] = ()
@@ -428,13 +437,15 @@ class RunObject(RunNumbers):
     def from_json(cls, doc: Mapping[str, Any]) -> RunObject:
         protocol = doc.get("protocol")
         return cls(**cls.numbers_of(doc), gates_skipped=v.flag(doc.get("gates_skipped")),
+                   state_unchecked=v.integer(doc.get("state_unchecked")),
                    recording=v.string(doc.get("recording")), unknown_case_ids=v.strings(doc.get("unknown_case_ids")),
                    mismatches=tuple(MismatchEntry.from_json(m) for m in _objects(doc.get("mismatches"))),
                    protocol=ProtocolRun.from_json(protocol) if isinstance(protocol, Mapping) else None,
                    order=tuple(doc), extra=v.extra_keys(doc, RUN_KEYS))
 
     def to_json(self) -> dict[str, Any]:
-        return self._emit({**self.numbers_json(), "gates_skipped": self.gates_skipped, "recording": self.recording,
+        return self._emit({**self.numbers_json(), "gates_skipped": self.gates_skipped,
+                           "state_unchecked": self.state_unchecked, "recording": self.recording,
                            "unknown_case_ids": list(self.unknown_case_ids),
                            "mismatches": [m.to_json() for m in self.mismatches],
                            "protocol": self.protocol.to_json() if self.protocol else None})

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from ..errors import JevError, printable
+from ..errors import JevError, node_name_part, printable
 from ..rubric import pin_problem
 from ..stash import MISMATCH_COUNT_KEY, MISMATCH_KEY, RUNS_KEY
 from .runs import PackRun
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 STATE_EXCERPT = 120
 BULK_SHOWN = 20
+NAMED_MAX = 10  # cases a re-record command names one by one (more: the pack, whose new_episodes asks just those)
 NO_RECORDING = "no usable recording"
 REFUSED = "refused"
 
@@ -161,8 +163,15 @@ class CheckItem(RunItem):
                 pytest.skip(f"rubric drift not checked: {rubric.lines[0]}")
             return None
         run.start(self.config.stash[RUNS_KEY], apart=not self.bulk)
-        if run.prepared.problems:
-            raise JevFailure(list(run.prepared.problems))
+        problems = list(run.prepared.problems)
+        stale = [case for case in run.cases if run.prepared.graded.outcomes[case.id].status == "stale"]
+        if stale:
+            first = stale[0]
+            problems.append(f"{run.prepared.shown_path}: {len(stale)} line(s) answer a state their case no longer has "
+                            f"(first: line {run.prepared.graded.outcomes[first.id].line}, case {first.id}); "
+                            f"re-record just those cases: {rerecord_command(run, self._pack_nodeid(), stale)}")
+        if problems:
+            raise JevFailure(problems)
         return None
 
     def _spec(self) -> None:
@@ -196,7 +205,11 @@ class CaseItem(RunItem):
             if run.options.strict:
                 raise JevFailure([*mismatch_lines(self.case, outcome), "(--jev-strict: mismatches fail)"])
             return
-        raise JevFailure(problem_lines(run.split_file.file, self.case, outcome, run.prepared.shown_path))
+        lines = problem_lines(run.split_file.file, self.case, outcome, run.prepared.shown_path)
+        if outcome.status == "stale":
+            lines = [f"{line}; re-record just the stale cases: "
+                     f"{rerecord_command(run, self._pack_nodeid(), [self.case])}" for line in lines]
+        raise JevFailure(lines)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.run.split_file.file, self.case.line - 1, f"case {printable(self.case.id)}"
@@ -249,6 +262,16 @@ class GateItem(RunItem):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.pack.gates.lines.get(self.gate, 1)
         return self.pack.gates_file, line - 1, f"gate {self.gate}"
+
+
+def rerecord_command(run: PackRun, parent: str, cases: list[Case]) -> str:
+    """The command that records these cases again, and only them: their node ids (a bare --jev-record
+    asks again just the lines recorded for another request), or, for many, the split or pack."""
+    if len(cases) <= NAMED_MAX:
+        targets = " ".join(shlex.quote(f"{parent}::case[{node_name_part(case.id)}]") for case in cases)
+    else:
+        targets = shlex.quote(parent)
+    return f"pytest {targets} --jev-record {run.record_flags}".rstrip()
 
 
 def problem_lines(case_file: Path, case: Case, outcome: CaseOutcome, recording: str) -> list[str]:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 from .. import paths
 from ..errors import JevError
 from ..options import Options
-from ..pricing import JEV_LIST_PRICE
-from ..protocol.thresholds import role_of
+from ..pricing import GIVEN, JEV_LIST_PRICE, price_source
+from ..protocol.thresholds import HELDOUT, role_of
 from ..recording_file import load_recording
 from ..run_result import Interval, RunKey, RunResult
 
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..evaluate import PackResult, Prepared
+    from ..formats.recording_line import RecordingLine
     from ..packs.model import Pack, Split
     from ..protocol.protocol_run import ProtocolSetup
     from ..protocol.samples import Sample
@@ -61,6 +62,7 @@ class PackRun:
         # bytes changed (nothing is graded), or a recording made for other wording (rubric drift)
         self.refusal: tuple[str, str] | None = None
         self.protocol: ProtocolSetup | None = None  # a protocol run's setup (check[protocol] reads its problems)
+        self.record_flags = ""  # the --jev-backend (and --jev-model) that re-record a stale line of the recording
         self.samples: tuple[Sample, ...] = ()  # a protocol run's per-sample answers
         self._ready = False
         self._thread: threading.Thread | None = None
@@ -81,7 +83,8 @@ class PackRun:
             self.refusal = ("check[split]", "the frozen split changed")
             return
         from ..evaluate import Settings, prepare  # numpy: see the module docstring
-        from ..formats.backend_json import folder_prices  # backend.json's model: loaded with the first pack run
+        from ..formats.backend_json import folder_prices_and_source  # backend.json's model: with the first pack run
+        from ..identity import of
         from ..protocol import protocol_run
         from ..recording_lookup import find_recording  # reads backend.json through that model
 
@@ -91,31 +94,39 @@ class PackRun:
                                   backend=options.backend, results_dir=options.results_dir,
                                   tested=self.pack.tested)
             recording = load_recording(path)
-            price_in, price_out = folder_prices(path.parent, (JEV_LIST_PRICE[0], 0.0))
+            (price_in, price_out), (source_in, source_out) = folder_prices_and_source(path.parent,
+                                                                                      (JEV_LIST_PRICE[0], 0.0))
         except JevError as exc:
             self.problem = exc
             return
         if options.price_input is not None:
-            price_in = options.price_input
+            price_in, source_in = options.price_input, GIVEN
         if options.price_output is not None:
-            price_out = options.price_output
+            price_out, source_out = options.price_output, GIVEN
         role = self.protocol_role
         if role is not None:
-            target = options.target_precision if options.target_precision is not None else 0.9
-            self.protocol = protocol_run.setup(role, self.pack, recording, target_precision=target,
-                                               min_covered=options.min_covered, seed=options.seed)
+            self.protocol = protocol_run.setup(role, self.pack, recording, target_precision=options.target_precision,
+                                               min_covered=options.min_covered, seed=options.seed, cases=self.cases,
+                                               price=(options.price_input, options.price_output))
+        # a threshold is never suggested from held-out data (--jev-target-precision on the tune split, or a pack
+        # without splits)
+        target = options.target_precision if role_of(self.split) != HELDOUT else None
         settings = Settings(bootstrap=options.bootstrap, seed=options.seed, price_input=price_in,
-                            price_output=price_out, target_precision=options.target_precision,
-                            no_gates=options.no_gates, detail=options.write_results or options.registry)
+                            price_output=price_out, target_precision=target,
+                            no_gates=options.no_gates, detail=options.write_results or options.registry,
+                            price_source=price_source((source_in, source_out), (price_in, price_out)))
         backend = options.backend.text if options.backend is not None else None
         models = recording.models()
         if backend is None and options.recording is None and len(models) == 1:
             backend = models[0]
         self.prepared = prepare(self.pack, recording, settings, backend=backend,
                                 shown_path=paths.shown(recording.path, options.rootdir), split=self.split,
-                                cases=self.cases)
+                                cases=self.cases, identity=of(self.pack, self.split))
         if self.protocol is not None:
             self.samples = protocol_run.samples(self.pack, self.cases, recording, self.prepared)
+        stale = next((o for o in self.prepared.graded.outcomes.values() if o.status == "stale"), None)
+        if stale is not None:
+            self.record_flags = record_flags(options, recording.lines[stale.case_id], self.pack.record_model)
         if self.prepared.rubric.drift:
             self.refusal = ("check[rubric]", "the recording was made for other wording (rubric drift)")
 
@@ -161,6 +172,21 @@ class PackRun:
             raise self._error
         assert self._result is not None
         return self._result
+
+
+def record_flags(options: Options, line: RecordingLine, record_model: str) -> str:
+    """The flags that record again with the backend that recorded `line`: the --jev-backend given
+    (when it names a backend kind), else the line's own kind and requested model."""
+    spec = options.backend
+    if spec is not None and spec.known is not None:
+        return f"--jev-backend={spec.text}"
+    kind, model = line.backend, line.requested_model
+    if kind is None:
+        return "--jev-backend=<the backend that recorded it>"
+    known = options.catalog.kinds.get(kind)
+    if known is not None and known.model_in_spec and model:
+        return f"--jev-backend={kind}:{model}"
+    return f"--jev-backend={kind}" + (f" --jev-model={model}" if model and model != record_model else "")
 
 
 def bootstrap_apart(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int = 0

@@ -34,6 +34,10 @@ def run_lines(run: RunResult) -> Iterator[str]:
     yield f"recording {run.recording} ({backend}model {models}, {tested}, mode {run.mode})"
     yield (f"{run.n_cases} cases, {run.case_errors} errors, {run.missing_items} missing items, "
            f"{run.n_items} items; {run.mismatched_cases} cases mismatched, {run.invalid_cases} invalid")
+    if run.state_unchecked:
+        yield (f"note: {run.state_unchecked} lines carry no state fingerprint (jevassert's, or recorded before "
+               "jev-packs wrote one): an answer to a state that has changed since cannot be told apart; re-record "
+               "to add them (--jev-record=all)")
     yield ""
     yield f"{'question':<24} {'type':<7} {'n':>6} {'acc':>7} {'p(dec)':>7} {'ece':>7} {'brier':>7}"
     for q in run.per_question:

@@ -1,0 +1,222 @@
+"""Every number knows what it depends on (issue 18): state fingerprints in recording lines, the
+identity every results, report and thresholds file carries (pack content, data files, protocol
+settings), compared by one function, and the dataset's manifest.
+
+Each test here fails on the code before this change: the point of each is a refusal or a field
+that did not exist."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packfiles import set_message, write_pack, write_split_pack
+
+from pytest_jev.fileio import canonical_json
+from pytest_jev.formats.recording_line import RecordingLine
+from pytest_jev.packs import load_pack
+from pytest_jev.record.plan import plan
+
+MOCK = ["--jev-backend=mock", "-p", "no:cacheprovider"]
+
+
+def out(result: pytest.RunResult) -> str:
+    return result.stdout.str() + result.stderr.str()
+
+
+def lines_of(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+
+
+def write_lines(path: Path, lines: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+
+
+@pytest.fixture
+def tiny(pytester: pytest.Pytester) -> Path:
+    """A 5-case pack without splits, recorded with the mock into results/mock-0/."""
+    folder = write_pack(pytester.path / "packs")
+    pytester.makeini("[pytest]\n")
+    assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
+    return folder
+
+
+RECORDING = "results/mock-0/tiny-pack.predictions.jsonl"
+
+
+# -- 1. state fingerprints ------------------------------------------------------------------------
+
+def test_every_line_we_record_carries_the_fingerprint_of_its_cases_state(pytester: pytest.Pytester,
+                                                                          tiny: Path) -> None:
+    pack = load_pack(tiny)
+    states = {case.id: dict(case.state) for case in pack.cases}
+    for line in lines_of(pytester.path / RECORDING):
+        expected = "sha256:" + hashlib.sha256(canonical_json(states[line["case_id"]]).encode()).hexdigest()
+        assert line["state_fingerprint"] == expected
+        assert RecordingLine(line).state_fingerprint == expected
+
+
+def test_a_line_recorded_for_another_state_is_refused_naming_case_line_and_command(pytester: pytest.Pytester,
+                                                                                     tiny: Path) -> None:
+    assert pytester.runpytest("packs", "--jev-replay", *MOCK).ret == 0
+    set_message(tiny, "c-003", "A message the recording never saw.")
+    result = pytester.runpytest("packs", "--jev-replay", "-rf", *MOCK)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    command = "pytest 'packs/tiny-pack/pack.yaml::case[c-003]' --jev-record --jev-backend=mock"
+    result.stdout.fnmatch_lines([
+        f"{RECORDING}: 1 line(s) answer a state their case no longer has (first: line 3, case c-003); "
+        f"re-record just those cases: {command}",
+        f"{RECORDING}:3: case c-003: stale: its state changed after this line was recorded; re-record just the "
+        f"stale cases: {command}"])
+    result.stdout.fnmatch_lines_random(["FAILED packs/tiny-pack/pack.yaml::check[[]recording[]]*",
+                                        "FAILED packs/tiny-pack/pack.yaml::case[[]c-003[]]*"])
+    assert result.parseoutcomes()["failed"] == 2 and "Traceback" not in out(result)
+    # the stale answer is not graded: its items are missing, and the run says so
+    result.stdout.fnmatch_lines(["5 cases, 1 errors, 3 missing items, 12 items; *"])
+    # the command re-records exactly that case, and replay is green again
+    recorded = pytester.runpytest("packs/tiny-pack/pack.yaml::case[c-003]", "--jev-record", *MOCK)
+    recorded.stdout.fnmatch_lines(["*jev recorded tiny-pack (1 selected cases): 1 called, 0 reused*"])
+    assert pytester.runpytest("packs", "--jev-replay", *MOCK).ret == 0
+
+
+def test_lines_without_a_state_fingerprint_replay_and_are_reported_once(pytester: pytest.Pytester,
+                                                                        tiny: Path) -> None:
+    rec = pytester.path / RECORDING
+    old = lines_of(rec)
+    for line in old:
+        del line["state_fingerprint"]
+    write_lines(rec, old)
+    result = pytester.runpytest("packs", "--jev-replay", *MOCK)
+    assert result.ret == 0, out(result)
+    notes = [line for line in result.stdout.lines if "carry no state fingerprint" in line]
+    assert notes == ["note: 5 lines carry no state fingerprint (jevassert's, or recorded before jev-packs wrote "
+                     "one): an answer to a state that has changed since cannot be told apart; re-record to add them "
+                     "(--jev-record=all)"]
+
+
+def test_jevasserts_lines_keep_replaying_with_the_note(pytester: pytest.Pytester, toy: Path) -> None:
+    result = pytester.runpytest("packs")
+    assert result.ret == 0
+    assert sum("carry no state fingerprint" in line for line in result.stdout.lines) == 1
+
+
+def test_a_corrupted_request_fingerprint_is_asked_again_not_kept(tmp_path: Path) -> None:
+    folder = write_pack(tmp_path / "packs", 2)
+    pack = load_pack(folder)
+    rec = tmp_path / "rec.jsonl"
+    line = {"case_id": "c-001", "model": "m", "latency_ms": 1.0, "usage": None, "error": None,
+            "answers": {"queue": {"type": "choice", "choice": "billing",
+                                  "probabilities": {"billing": 0.8, "technical": 0.1, "unknown": 0.1}},
+                        "refund": {"type": "noul", "noul": 0.9},
+                        "urgency": {"type": "score", "probabilities": {"0": 0.1, "1": 0.8, "2": 0.1}}}}
+    write_lines(rec, [{**line, "request_fingerprint": 5}, {**line, "case_id": "c-002"}])
+    planned = plan(pack, "mock", rec)
+    assert [r.case_id for r in planned.todo] == ["c-001"]  # corrupt: asked again; jevassert's (none): kept
+
+
+# -- 2, 3, 11. the identity -------------------------------------------------------------------------
+
+def merge(pytester: pytest.Pytester, *paths: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_jev", "merge", *map(str, paths), "--out",
+                           str(pytester.path / "comparison.json")], capture_output=True, text=True, check=False)
+
+
+def copy_backend(pytester: pytest.Pytester, name: str, pack_id: str) -> None:
+    """A second backend folder holding the same recording (a column of another backend)."""
+    src, dst = pytester.path / "results/mock-0", pytester.path / f"results/{name}"
+    dst.mkdir(parents=True)
+    for file in ("backend.json", f"{pack_id}.predictions.jsonl"):
+        shutil.copy(src / file, dst / file)
+
+
+@pytest.fixture
+def drift_like(pytester: pytest.Pytester) -> Path:
+    """A pack with a held-out split only: its thresholds are pack.yaml's (as semantic-drift's)."""
+    folder = write_split_pack(pytester.path / "packs", 8, pack_id="drift-like", splits=("heldout",))
+    pytester.makeini("[pytest]\n")
+    assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
+    return folder
+
+
+def test_a_threshold_edited_without_a_version_bump_never_merges(pytester: pytest.Pytester, drift_like: Path) -> None:
+    assert pytester.runpytest("packs", "--jev-heldout", *MOCK).ret in (0, 1)
+    copy_backend(pytester, "mock-1", "drift-like")
+    pack_yaml = drift_like / "pack.yaml"
+    pack_yaml.write_text(pack_yaml.read_text().replace("{true: 0.8, false: 0.8}", "{true: 0.5, false: 0.5}"))
+    assert pytester.runpytest("packs", "--jev-heldout", "--jev-backend=mock-1", "-p", "no:cacheprovider").ret in (0, 1)
+    first = pytester.path / "results/mock-0/drift-like.report.heldout.json"
+    second = pytester.path / "results/mock-1/drift-like.report.heldout.json"
+    assert json.loads(first.read_text())["identity"]["content_sha256"] != \
+        json.loads(second.read_text())["identity"]["content_sha256"]
+    done = merge(pytester, first, second)
+    assert done.returncode == 1
+    assert re.search(r"mock-1/drift-like\.report\.heldout\.json: identity\.content_sha256 is \"sha256:[0-9a-f]{64}\" "
+                     r"here but \"sha256:[0-9a-f]{64}\" in .*mock-0/drift-like\.report\.heldout\.json \(what "
+                     r"pack\.yaml says the numbers depend on \(questions, options, levels, thresholds\)\)",
+                     done.stderr), done.stderr
+
+
+def test_a_results_file_is_stale_once_a_threshold_of_pack_yaml_changes(pytester: pytest.Pytester, tiny: Path) -> None:
+    assert pytester.runpytest("packs", "--jev-write-results", *MOCK).ret in (0, 1)
+    assert subprocess.run([sys.executable, "-m", "pytest_jev", "index", "--root", str(pytester.path)],
+                          capture_output=True, check=False).returncode == 0
+    check = pytester.runpytest("packs", "--jev-replay", "-k", "results", *MOCK)
+    assert check.ret == 0, out(check)
+    pack_yaml = tiny / "pack.yaml"
+    pack_yaml.write_text(pack_yaml.read_text() + "thresholds:\n  refund: {true: 0.6, false: 0.6}\n")
+    stale = pytester.runpytest("packs", "--jev-replay", "-k", "results", *MOCK)
+    assert stale.ret == pytest.ExitCode.TESTS_FAILED
+    stale.stdout.fnmatch_lines(["*results/mock-0/tiny-pack.json: identity.content_sha256 is * in the results file "
+                                "but * in this run (what pack.yaml says the numbers depend on*; refresh with*"])
+
+
+def test_reports_tuned_at_other_settings_never_merge_and_heldout_checks_them(pytester: pytest.Pytester) -> None:
+    write_split_pack(pytester.path / "packs")
+    pytester.makeini("[pytest]\n")
+    assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
+    copy_backend(pytester, "mock-1", "split-pack")
+    mine = ["--jev-backend=mock-0", "-p", "no:cacheprovider"]
+    other = ["--jev-backend=mock-1", "-p", "no:cacheprovider"]
+    assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *mine).ret in (0, 1)
+    assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", "--jev-target-precision", "0.5",
+                              *other).ret in (0, 1)
+    frozen = json.loads((pytester.path / "results/mock-1/split-pack.thresholds.json").read_text())
+    assert frozen["identity"]["protocol"] == {"version": 1, "target_precision": 0.5, "min_covered": 5,
+                                              "grid": [0.5, 0.99, 0.01]}
+    # held-out takes the frozen settings; one given that differs is refused, naming it
+    refused = pytester.runpytest("packs", "--jev-heldout", "--jev-target-precision", "0.9", *other)
+    assert refused.ret == pytest.ExitCode.TESTS_FAILED
+    refused.stdout.fnmatch_lines(["*split-pack.thresholds.json: identity.protocol.target_precision is 0.5 in the "
+                                  "frozen thresholds but 0.9 in this held-out run*"])
+    assert not (pytester.path / "results/mock-1/split-pack.report.heldout.json").exists()
+    for args in (mine, other):
+        assert pytester.runpytest("packs", "--jev-heldout", *args).ret in (0, 1)
+    done = merge(pytester, *(pytester.path / f"results/{b}/split-pack.report.heldout.json"
+                             for b in ("mock-0", "mock-1")))
+    assert done.returncode == 1
+    assert "identity.protocol.target_precision is 0.5 here but 0.9 in" in done.stderr, done.stderr
+
+
+def test_reports_thresholds_and_results_record_the_dataset_version_and_manifest(pytester: pytest.Pytester) -> None:
+    folder = write_split_pack(pytester.path / "packs")
+    pytester.makeini("[pytest]\n")
+    assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
+    tuned = pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", "--jev-write-results", *MOCK)
+    assert tuned.ret in (0, 1)
+    listing = "".join(f"{hashlib.sha256((folder / name).read_bytes()).hexdigest()}  {name}\n"
+                      for name in sorted(("pack.yaml", "tune.jsonl", "heldout.jsonl")))
+    manifest = "sha256:" + hashlib.sha256(listing.encode()).hexdigest()  # `sha256sum ... | sha256sum`
+    for name in ("thresholds.json", "report.tune.json", "tune.json"):
+        doc = json.loads((pytester.path / f"results/mock-0/split-pack.{name}").read_text())
+        assert doc["dataset"]["version"] == "0.1.0" and doc["dataset"]["manifest_sha256"] == manifest, name
+        assert doc["identity"]["data"] == {n: hashlib.sha256((folder / n).read_bytes()).hexdigest()
+                                           for n in ("tune.jsonl", "heldout.jsonl")}
+    report = json.loads((pytester.path / "results/mock-0/split-pack.report.tune.json").read_text())
+    assert report["seeds"] == {"bootstrap": 0, "backend": 0}  # --jev-seed; the mock's own (backend.json)
