@@ -21,6 +21,7 @@ from .fixture import fixtures
 from .nodes import (
     NO_RECORDING,
     PACK_FILE,
+    SEALED,
     BrokenPack,
     CaseItem,
     JevItem,
@@ -121,13 +122,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """A pack item skipped at run time is reported at the pack's place, not in our code: a gate
-    not computable at its line of gates.yaml, items without a usable recording at pack.yaml
-    (one summary line for the whole pack under -rs)."""
+    not computable at its line of gates.yaml, items without a usable recording or of a sealed
+    held-out split at pack.yaml (one summary line for the whole pack under -rs)."""
     report = yield
     if report.skipped and isinstance(item, JevItem) and isinstance(report.longrepr, tuple):
         reason = report.longrepr[2]
         line: int | None = 0
-        if NO_RECORDING in reason:
+        if NO_RECORDING in reason or SEALED in reason:
             path = item.nodeid.split("::", 1)[0]
         else:
             path, line, _domain = item.location

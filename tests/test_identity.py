@@ -220,3 +220,60 @@ def test_reports_thresholds_and_results_record_the_dataset_version_and_manifest(
                                            for n in ("tune.jsonl", "heldout.jsonl")}
     report = json.loads((pytester.path / "results/mock-0/split-pack.report.tune.json").read_text())
     assert report["seeds"] == {"bootstrap": 0, "backend": 0}  # --jev-seed; the mock's own (backend.json)
+
+
+# -- 4. held-out numbers only from --jev-heldout at frozen thresholds -----------------------------------
+
+@pytest.fixture
+def split_pack(pytester: pytest.Pytester) -> Path:
+    folder = write_split_pack(pytester.path / "packs")
+    pytester.makeini("[pytest]\n")
+    return folder
+
+
+SPLIT_RECORDING = "results/mock-0/split-pack.predictions.jsonl"
+
+
+def test_recording_for_a_tune_run_records_the_tune_split_only(pytester: pytest.Pytester, split_pack: Path) -> None:
+    result = pytester.runpytest("packs", "--jev-record", "--jev-tune", "--jev-min-covered", "5", *MOCK)
+    assert result.ret == 0, out(result)
+    recorded = {line["case_id"] for line in lines_of(pytester.path / SPLIT_RECORDING)}
+    assert recorded == {case.id for case in load_pack(split_pack).splits["tune"].cases}
+    result.stdout.fnmatch_lines(["*jev recorded split-pack (24 selected cases): 24 called, 0 reused*"])
+
+
+def test_a_plain_run_shows_no_heldout_numbers_until_the_thresholds_are_frozen(pytester: pytest.Pytester,
+                                                                             split_pack: Path) -> None:
+    assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
+    plain = pytester.runpytest("packs", "--jev-target-precision", "0.6", "-rs", *MOCK)
+    assert plain.ret == 0, out(plain)
+    text = out(plain)
+    assert "jev: split-pack::heldout" not in text and "jev: split-pack::tune" in text
+    plain.stdout.fnmatch_lines(["SKIPPED [[]25[]] packs/split-pack/pack.yaml:1: sealed: held-out numbers come only "
+                                "from --jev-heldout at frozen thresholds, and results/mock-0/split-pack.thresholds."
+                                "json is not frozen yet: run --jev-tune, then --jev-heldout"])
+    assert text.count("threshold for precision >= 0.60") == 1  # the tune split's: never from held-out data
+    assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *MOCK).ret == 0
+    still = pytester.runpytest("packs", "--jev-split", "heldout", *MOCK)
+    assert "jev: split-pack::heldout" not in out(still)  # tuned, not yet frozen: still sealed
+    assert pytester.runpytest("packs", "--jev-heldout", *MOCK).ret == 0
+    frozen = pytester.runpytest("packs", "--jev-split", "heldout", "--jev-target-precision", "0.6", *MOCK)
+    assert "jev: split-pack::heldout" in out(frozen)  # frozen: shown, as --jev-heldout showed it
+    assert "threshold for precision" not in out(frozen)
+
+
+def test_renaming_the_heldout_report_does_not_unlock_tuning(pytester: pytest.Pytester, split_pack: Path) -> None:
+    assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
+    assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *MOCK).ret == 0
+    assert pytester.runpytest("packs", "--jev-heldout", *MOCK).ret == 0
+    folder = pytester.path / "results/mock-0"
+    thresholds = json.loads((folder / "split-pack.thresholds.json").read_text())
+    assert thresholds["frozen"] == {"by": "--jev-heldout", "report": "split-pack.report.heldout.json",
+                                    "heldout_identity": json.loads((folder / "split-pack.report.heldout.json")
+                                                                   .read_text())["identity"]["sha256"]}
+    before = (folder / "split-pack.thresholds.json").read_bytes()
+    (folder / "split-pack.report.heldout.json").rename(folder / "split-pack.report.heldout.old.json")
+    again = pytester.runpytest("packs", "--jev-tune", "--jev-target-precision", "0.5", *MOCK)
+    assert again.ret == pytest.ExitCode.TESTS_FAILED
+    again.stdout.fnmatch_lines(["*split-pack.thresholds.json is frozen: the held-out split was evaluated with them*"])
+    assert (folder / "split-pack.thresholds.json").read_bytes() == before

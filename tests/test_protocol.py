@@ -48,11 +48,11 @@ def test_split_node_ids_show_the_split(pytester: pytest.Pytester, split_pack: Pa
 
 def test_a_case_of_a_split_is_located_in_the_split_file(pytester: pytest.Pytester, split_pack: Path) -> None:
     rec = pytester.path / "results/mock-0/split-pack.predictions.jsonl"
-    rec.write_text("".join(line for line in rec.read_text().splitlines(keepends=True) if '"s-en-037"' not in line))
+    rec.write_text("".join(line for line in rec.read_text().splitlines(keepends=True) if '"s-en-020"' not in line))
     result = pytester.runpytest("packs", "--jev-replay", "-rf", *MOCK)
-    lines = (split_pack / "heldout.jsonl").read_text().splitlines()
-    line = next(n for n, text in enumerate(lines, 1) if '"s-en-037"' in text)
-    result.stdout.fnmatch_lines([f"*packs/split-pack/heldout.jsonl:{line}: case s-en-037: *not in the recording*"])
+    lines = (split_pack / "tune.jsonl").read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if '"s-en-020"' in text)
+    result.stdout.fnmatch_lines([f"*packs/split-pack/tune.jsonl:{line}: case s-en-020: *not in the recording*"])
     assert "cases.jsonl" not in result.stdout.str()
 
 

@@ -105,6 +105,8 @@ class RunItem(JevItem):
         self.skip_if_refused(run)
         if run.problem is not None:
             self.skip_no_recording()
+        if run.sealed is not None:
+            pytest.skip(run.sealed)
         run.start(self.config.stash[RUNS_KEY], apart=not self.bulk)
         return run
 

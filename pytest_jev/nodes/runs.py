@@ -14,13 +14,14 @@ import pickle
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import paths
 from ..errors import JevError
 from ..options import Options
 from ..pricing import GIVEN, JEV_LIST_PRICE, price_source
-from ..protocol.thresholds import HELDOUT, role_of
+from ..protocol.thresholds import HELDOUT, TUNE, freeze_of, role_of, thresholds_path
 from ..recording_file import load_recording
 from ..run_result import Interval, RunKey, RunResult
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from ..protocol.protocol_run import ProtocolSetup
     from ..protocol.samples import Sample
 
+SEALED = "sealed: held-out numbers come only from --jev-heldout"  # the skip reason of a sealed split's items
 APART_MIN_DRAWS = 20_000_000  # items x resamples from which bootstrap_apart uses a child process
 
 
@@ -63,6 +65,8 @@ class PackRun:
         self.refusal: tuple[str, str] | None = None
         self.protocol: ProtocolSetup | None = None  # a protocol run's setup (check[protocol] reads its problems)
         self.record_flags = ""  # the --jev-backend (and --jev-model) that re-record a stale line of the recording
+        # why a plain run shows no numbers of this held-out split: its thresholds are not frozen yet
+        self.sealed: str | None = None
         self.samples: tuple[Sample, ...] = ()  # a protocol run's per-sample answers
         self._ready = False
         self._thread: threading.Thread | None = None
@@ -104,6 +108,7 @@ class PackRun:
         if options.price_output is not None:
             price_out, source_out = options.price_output, GIVEN
         role = self.protocol_role
+        self.sealed = self.seal(path)
         if role is not None:
             self.protocol = protocol_run.setup(role, self.pack, recording, target_precision=options.target_precision,
                                                min_covered=options.min_covered, seed=options.seed, cases=self.cases,
@@ -130,6 +135,17 @@ class PackRun:
         if self.prepared.rubric.drift:
             self.refusal = ("check[rubric]", "the recording was made for other wording (rubric drift)")
 
+    def seal(self, recording: Path) -> str | None:
+        """Why this held-out split shows no numbers in a plain run: a pack with a tune split shows
+        held-out numbers only at frozen thresholds, once the backend's have been frozen by a
+        --jev-heldout run (before, they could still shape the thresholds). None: shown."""
+        if role_of(self.split) != HELDOUT or self.protocol_role is not None or TUNE not in self.pack.splits:
+            return None
+        if freeze_of(recording.parent, self.pack.id) is not None:
+            return None
+        where = paths.shown(thresholds_path(recording.parent, self.pack.id), self.options.rootdir)
+        return f"{SEALED} at frozen thresholds, and {where} is not frozen yet: run --jev-tune, then --jev-heldout"
+
     @property
     def protocol_role(self) -> str | None:
         """tune or heldout when this run is a protocol run (--jev-tune / --jev-heldout on that split)."""
@@ -139,7 +155,7 @@ class PackRun:
     def start(self, store: RunStore, *, apart: bool) -> None:
         """Start the metrics (once) and hand the run to the process-wide store (never for a
         refused run: its numbers are not reported)."""
-        if self._thread is not None or self.prepared is None or self.refusal is not None:
+        if self._thread is not None or self.prepared is None or self.refusal is not None or self.sealed is not None:
             return
         self._thread = threading.Thread(target=self._work, args=(apart,), daemon=True,
                                         name=f"jev-metrics-{self.pack.id}")
