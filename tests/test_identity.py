@@ -277,3 +277,116 @@ def test_renaming_the_heldout_report_does_not_unlock_tuning(pytester: pytest.Pyt
     assert again.ret == pytest.ExitCode.TESTS_FAILED
     again.stdout.fnmatch_lines(["*split-pack.thresholds.json is frozen: the held-out split was evaluated with them*"])
     assert (folder / "split-pack.thresholds.json").read_bytes() == before
+
+
+# -- 5. preflight: refusals that need no answer come before the first call --------------------------------
+
+COUNTING = '''
+from pathlib import Path
+
+import pytest
+
+from pytest_jev.backends.mock import MockBackend
+
+
+class Counting(MockBackend):
+    """The mock, writing one line per call to calls.txt beside this conftest."""
+
+    async def answer(self, request):
+        with open(Path(__file__).parent / "calls.txt", "a") as calls:
+            calls.write(request.case_id + "\\n")
+        return await super().answer(request)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_jev_make_backend(spec, options, pack, config):
+    return Counting.from_pack(pack)
+'''
+
+
+def calls(pytester: pytest.Pytester) -> int:
+    path = pytester.path / "calls.txt"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under results/ (and their bytes): what a refused run must leave as it was."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "results").rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def counted(pytester: pytest.Pytester, split_pack: Path) -> Path:
+    pytester.makeconftest(COUNTING)
+    return split_pack
+
+
+def refused(result: pytest.RunResult) -> str:
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, out(result)
+    text = result.stderr.str()
+    assert "jev preflight: recording refused before any call, nothing was called or written" in text, text
+    assert "Traceback" not in out(result)
+    return text
+
+
+def test_a_changed_split_is_refused_before_any_call(pytester: pytest.Pytester, counted: Path) -> None:
+    tune = counted / "tune.jsonl"
+    tune.write_text(tune.read_text().replace("[vi 1]", "[vi 1!]"))
+    text = refused(pytester.runpytest("packs", "--jev-record", "--jev-tune", *MOCK))
+    assert "tune.jsonl: frozen split 'tune' changed: Expected sha256" in text
+    assert calls(pytester) == 0 and not (pytester.path / "results").exists()
+
+
+def test_a_changed_pinned_rubric_stops_with_rubric_drift_before_any_call(pytester: pytest.Pytester,
+                                                                          counted: Path) -> None:
+    from pytest_jev.rubric import rubric_fingerprint
+
+    pack_yaml = counted / "pack.yaml"
+    pin = rubric_fingerprint(load_pack(counted).questions_as_sent())
+    pack_yaml.write_text(pack_yaml.read_text() + f"rubric: {pin}\n")
+    assert pytester.runpytest("packs", "--jev-record", "--jev-tune", "--jev-min-covered", "5", *MOCK).ret == 0
+    assert calls(pytester) == 24
+    before = tree(pytester.path)
+    pack_yaml.write_text(pack_yaml.read_text().replace("Does `message` ask for money back?",
+                                                       "Does `message` ask for a refund?"))
+    text = refused(pytester.runpytest("packs", "--jev-record=all", "--jev-tune", "--jev-min-covered", "5", *MOCK))
+    assert f"rubric drift: {counted / 'pack.yaml'}: rubric pinned as {pin}, but the questions as written give" in text
+    assert calls(pytester) == 24 and tree(pytester.path) == before
+
+
+def test_recording_behind_a_heldout_report_is_refused_before_any_call(pytester: pytest.Pytester,
+                                                                       counted: Path) -> None:
+    assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
+    assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *MOCK).ret == 0
+    assert pytester.runpytest("packs", "--jev-heldout", *MOCK).ret == 0
+    asked, before = calls(pytester), tree(pytester.path)
+    text = refused(pytester.runpytest("packs", "--jev-record=all", "--jev-tune", *MOCK))
+    folder = pytester.path / "results/mock-0"
+    assert f"{folder / 'split-pack.thresholds.json'} is frozen: the held-out split was evaluated with them" in text
+    assert (f"{folder / 'split-pack.predictions.jsonl'}: recording would ask 24 case(s) of the evaluated splits again "
+            "(first: s-vi-001) and rewrite the recording behind the held-out evaluation") in text
+    assert calls(pytester) == asked and tree(pytester.path) == before
+    # a changed state asks its case again under a bare --jev-record: behind a held-out report, refused too
+    heldout = counted / "heldout.jsonl"
+    heldout.write_text(heldout.read_text().replace("[en 40]", "[en 40!]"))
+    text = refused(pytester.runpytest("packs", "--jev-record", "--jev-split", "heldout", *MOCK))
+    assert "frozen split 'heldout' changed" in text and "rewrite the recording behind" in text
+    assert calls(pytester) == asked and tree(pytester.path) == before
+
+
+def test_a_heldout_recording_for_thresholds_that_are_not_its_own_calls_nothing(pytester: pytest.Pytester,
+                                                                               counted: Path) -> None:
+    none_yet = refused(pytester.runpytest("packs", "--jev-record", "--jev-heldout", *MOCK))
+    assert "split-pack.thresholds.json: no frozen thresholds: the tune split has not been tuned" in none_yet
+    assert calls(pytester) == 0
+    assert pytester.runpytest("packs", "--jev-record", "--jev-tune", "--jev-min-covered", "5", *MOCK).ret == 0
+    assert calls(pytester) == 24
+    before = tree(pytester.path)
+    text = refused(pytester.runpytest("packs", "--jev-record", "--jev-heldout", "--jev-target-precision", "0.5",
+                                      *MOCK))
+    assert ("split-pack.thresholds.json: identity.protocol.target_precision is 0.5 in the frozen thresholds but 0.9 "
+            "in this held-out run") not in text  # the frozen one is 0.9, the given 0.5: named the other way round
+    assert ("split-pack.thresholds.json: identity.protocol.target_precision is 0.9 in the frozen thresholds but 0.5 "
+            "in this held-out run") in text
+    assert calls(pytester) == 24 and tree(pytester.path) == before
+    assert pytester.runpytest("packs", "--jev-record", "--jev-heldout", *MOCK).ret == 0  # its own: records
+    assert calls(pytester) == 48

@@ -108,6 +108,10 @@ def record_selection(config: pytest.Config, options: Options, selection: Selecti
     tr = config.pluginmanager.get_plugin("terminalreporter")
     if options.backend is None:
         options.catalog.check_ready(None)  # --jev-record needs a backend
+    spec = options.backend
+    assert spec is not None
+    todo: list[tuple[Pack, list[Case] | None, Backend | None, Path]] = []
+    refused: list[str] = []
     for folder, splits in sorted(selection.items()):
         if not any(chosen is WHOLE_SPLIT or chosen for chosen in splits.values()):
             continue  # only check[spec] selected
@@ -121,17 +125,47 @@ def record_selection(config: pytest.Config, options: Options, selection: Selecti
         if cases == []:
             continue
         if options.dry_run:
-            _dry_run(tr, options, pack, cases)
+            backend = None
+            first = _start_path(options, spec, spec.folder, pack, spec.request_model or pack.record_model)
         else:
-            _record(config, tr, options, pack, cases)
+            backend = config.hook.pytest_jev_make_backend(spec=spec, options=options, pack=pack, config=config)
+            first = _start_path(options, spec, paths.safe_name(backend.backend_id(None)), pack,
+                                spec.request_model or pack.record_model, backend)
+        refused.extend(_preflight(options, pack, cases, first, backend))
+        todo.append((pack, cases, backend, first))
+    if refused:  # decided before the first call: a refused run calls nothing and writes nothing
+        head = (f"jev preflight: recording refused before any call, nothing was called or written "
+                f"({len(refused)} refusal(s)):")
+        raise pytest.UsageError("\n".join([head, *refused]))
+    for pack, cases, backend, first in todo:
+        if backend is None:
+            _dry_run(tr, options, pack, cases, first)
+        else:
+            _record(config, tr, options, pack, cases, backend, first)
 
 
-def _dry_run(tr: Any, options: Options, pack: Pack, cases: list[Case] | None) -> None:
+def _preflight(options: Options, pack: Pack, cases: list[Case] | None, first: Path, backend: Backend | None
+               ) -> list[str]:
+    """Every refusal of recording `pack` that needs no answer (protocol/preflight.py), each round."""
+    from ..protocol.preflight import Recorder, refusals  # the recorder's side: imported when a run records
+
+    spec = options.backend
+    assert spec is not None
+    recorder = Recorder(spec.kind, backend.mode if backend is not None else ("mock" if spec.kind == "mock" else "live"),
+                        str(options.record_mode or BARE), spec.request_model, options.shuffle_seed)
+    role = str(options.protocol) if options.protocol is not None else None
+    out: list[str] = []
+    for k in range(1, options.repeat + 1):
+        out.extend(refusals(pack, paths.round_path(first, k), recorder, cases=cases, role=role,
+                            target_precision=options.target_precision, min_covered=options.min_covered))
+    return list(dict.fromkeys(out))
+
+
+def _dry_run(tr: Any, options: Options, pack: Pack, cases: list[Case] | None, first: Path) -> None:
     """What recording would call and cost: the very calls the run would make (nothing for
     cases already answered), tokens estimated from the bodies that would be sent."""
     spec = options.backend
     assert spec is not None
-    first = _start_path(options, spec, spec.folder, pack, spec.request_model or pack.record_model)
     calls = tokens_in = tokens_out = 0
     for k in range(1, options.repeat + 1):
         planned = plan(pack, spec.kind, paths.round_path(first, k), mode=options.record_mode or BARE,
@@ -148,16 +182,15 @@ def _dry_run(tr: Any, options: Options, pack: Pack, cases: list[Case] | None) ->
              f"{cost} with --jev-backend={spec.text} (nothing sent)")
 
 
-def _record(config: pytest.Config, tr: Any, options: Options, pack: Pack, cases: list[Case] | None) -> None:
+def _record(config: pytest.Config, tr: Any, options: Options, pack: Pack, cases: list[Case] | None,
+            backend: Backend, first: Path) -> None:
     from ..stability import stability  # grades, so imports numpy: only for --jev-repeat
 
     spec = options.backend
     assert spec is not None
     quiet = config.get_verbosity() < 0
-    backend: Backend = config.hook.pytest_jev_make_backend(spec=spec, options=options, pack=pack, config=config)
     folder_id = paths.safe_name(backend.backend_id(None))
     model = spec.request_model
-    first = _start_path(options, spec, folder_id, pack, model or pack.record_model, backend)
     first.parent.mkdir(parents=True, exist_ok=True)
     repeat = options.repeat
     for k in range(1, repeat + 1):

@@ -114,7 +114,7 @@ def setup(role: str, pack: Pack, recording: Recording, *, target_precision: floa
         frozen = read_thresholds(where)
     except JevError as exc:
         return replace(base, problems=(*problems, exc.one_line()))
-    settings = _heldout_settings(frozen, target_precision, min_covered)
+    settings = heldout_settings(frozen, target_precision, min_covered)
     tune = pack.splits[TUNE]
     tune_served, _, _ = served_by(recording, tune.cases)
     facts = {"pack": pack.id, "pack_version": pack.version, "mode": _mode(recording, tune.cases),
@@ -125,7 +125,7 @@ def setup(role: str, pack: Pack, recording: Recording, *, target_precision: floa
     return replace(base, settings=settings, frozen=frozen, problems=tuple(problems))
 
 
-def _heldout_settings(frozen: Thresholds, target_precision: float | None, min_covered: int | None
+def heldout_settings(frozen: Thresholds, target_precision: float | None, min_covered: int | None
                       ) -> ProtocolSettings:
     """A held-out run's settings: the frozen ones, unless given (then compared with them)."""
     recorded = frozen.identity.protocol if frozen.identity is not None else None
