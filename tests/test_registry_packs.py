@@ -149,3 +149,13 @@ def test_derivation_reproduces_the_seed_registrys_gates(name: str) -> None:
     evidence = json.loads((COMPAT / "results" / "jev-1.13.0" / f"{name}.json").read_text())
     published, _ = read_yaml(COMPAT / "packs" / name / "gates.yaml")
     assert derive(baseline([ResultsFile.from_json(evidence)])) == pytest.approx(published, abs=1e-12)
+
+
+def test_a_pack_with_frozen_splits_pins_its_rubric(pack: Pack) -> None:
+    """The rubric a frozen split was labelled for is pinned in pack.yaml (SPEC S4), so a recording run
+    against changed wording stops with rubric drift before any call (protocol/preflight.py)."""
+    from pytest_jev.rubric import rubric_fingerprint
+
+    if not pack.declares_splits:
+        pytest.skip(f"{pack.id} has no frozen splits")
+    assert pack.rubric_pin == rubric_fingerprint(pack.questions_as_sent())
