@@ -390,3 +390,23 @@ def test_a_heldout_recording_for_thresholds_that_are_not_its_own_calls_nothing(p
     assert calls(pytester) == 24 and tree(pytester.path) == before
     assert pytester.runpytest("packs", "--jev-record", "--jev-heldout", *MOCK).ret == 0  # its own: records
     assert calls(pytester) == 48
+
+
+# -- 6. served models per split -------------------------------------------------------------------------
+
+def test_heldout_compares_the_models_that_served_each_split(pytester: pytest.Pytester, split_pack: Path) -> None:
+    """An alias that rolled over inside one recording: the tune lines served by one model, the
+    held-out ones by the next. Thresholds of the first are never applied to the second's answers."""
+    assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
+    heldout = {case.id for case in load_pack(split_pack).splits["heldout"].cases}
+    rec = pytester.path / SPLIT_RECORDING
+    write_lines(rec, [{**line, "model": "mock-0-next"} if line["case_id"] in heldout else line
+                      for line in lines_of(rec)])
+    assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *MOCK).ret == 0
+    frozen = json.loads((pytester.path / "results/mock-0/split-pack.thresholds.json").read_text())
+    assert frozen["served_models"] == ["mock-0"]  # the tune lines' own
+    result = pytester.runpytest("packs", "--jev-heldout", *MOCK)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert ('split-pack.thresholds.json: served_models is ["mock-0"] in the frozen thresholds but ["mock-0-next"] in '
+            "this held-out run") in out(result)
+    assert not (pytester.path / "results/mock-0/split-pack.report.heldout.json").exists()

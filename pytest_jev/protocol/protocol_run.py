@@ -116,9 +116,10 @@ def setup(role: str, pack: Pack, recording: Recording, *, target_precision: floa
         return replace(base, problems=(*problems, exc.one_line()))
     settings = heldout_settings(frozen, target_precision, min_covered)
     tune = pack.splits[TUNE]
-    tune_served, _, _ = served_by(recording, tune.cases)
-    facts = {"pack": pack.id, "pack_version": pack.version, "mode": _mode(recording, tune.cases),
-             "backend": folder.name, "served_models": list(tune_served), "dataset_sha256": tune.declared_sha256,
+    # the models that served this split's own lines against those that served the tune lines: an alias
+    # that rolled over between the two would apply one model's thresholds to another's answers
+    facts = {"pack": pack.id, "pack_version": pack.version, "mode": _mode(recording, cases),
+             "backend": folder.name, "served_models": list(served), "dataset_sha256": tune.declared_sha256,
              "rubric": of(pack, TUNE).rubric, "protocol_version": PROTOCOL_VERSION, "seed": seed}
     check = frozen_check(frozen, of(pack, TUNE, settings), facts, tune.file.name)
     problems.extend(validation_problems(check, where))
