@@ -410,3 +410,113 @@ def test_heldout_compares_the_models_that_served_each_split(pytester: pytest.Pyt
     assert ('split-pack.thresholds.json: served_models is ["mock-0"] in the frozen thresholds but ["mock-0-next"] in '
             "this held-out run") in out(result)
     assert not (pytester.path / "results/mock-0/split-pack.report.heldout.json").exists()
+
+
+# -- 7. merge validates every field and the report's own consistency -------------------------------------
+
+@pytest.fixture
+def two_reports(pytester: pytest.Pytester, split_pack: Path) -> tuple[Path, Path]:
+    """Held-out reports of two backend folders holding the same mock recording."""
+    assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
+    copy_backend(pytester, "mock-1", "split-pack")
+    for name in ("mock-0", "mock-1"):
+        args = [f"--jev-backend={name}", "-p", "no:cacheprovider"]
+        assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *args).ret == 0
+        assert pytester.runpytest("packs", "--jev-heldout", *args).ret == 0
+    return (pytester.path / "results/mock-0/split-pack.report.heldout.json",
+            pytester.path / "results/mock-1/split-pack.report.heldout.json")
+
+
+def edited(pytester: pytest.Pytester, report: Path, name: str, change: Any) -> Path:
+    """A copy of `report` changed by `change(doc)`, outside any backend folder."""
+    doc = json.loads(report.read_text())
+    change(doc)
+    path = pytester.path / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def refusal(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    return done.stderr
+
+
+def test_merge_accepts_reports_that_measured_the_same_thing(pytester: pytest.Pytester,
+                                                            two_reports: tuple[Path, Path]) -> None:
+    done = merge(pytester, *two_reports)
+    assert done.returncode == 0, done.stderr
+    comparison = json.loads((pytester.path / "comparison.json").read_text())
+    first = json.loads(two_reports[0].read_text())
+    assert comparison["identity"] == first["identity"] and comparison["price_source"] is None
+
+
+def test_merge_refuses_counts_that_do_not_add_up(pytester: pytest.Pytester, two_reports: tuple[Path, Path]) -> None:
+    def five(doc: dict[str, Any]) -> None:
+        doc["samples"] = {"total": 5, "failed": 0, "answered": 5, "locales": {"en": 3}}
+
+    text = refusal(merge(pytester, two_reports[0], edited(pytester, two_reports[1], "five.json", five)))
+    assert "five.json: its counts do not add up: samples.total is 5, but samples.locales {'en': 3} hold 3" in text
+
+
+def test_merge_refuses_a_report_with_a_locale_removed(pytester: pytest.Pytester,
+                                                      two_reports: tuple[Path, Path]) -> None:
+    samples = [json.loads(x) for x in (two_reports[1].parent / "split-pack.results.heldout.jsonl")
+               .read_text().splitlines()]
+    failed_en = sum(1 for s in samples if s["locale"] == "en" and s["error"])
+
+    def no_vi(doc: dict[str, Any]) -> None:
+        doc["samples"] = {"total": 12, "failed": failed_en, "answered": 12 - failed_en, "locales": {"en": 12}}
+        for question in doc["questions"].values():
+            del question["locales"]["vi"]
+
+    text = refusal(merge(pytester, two_reports[0], edited(pytester, two_reports[1], "no-vi.json", no_vi)))
+    assert 'no-vi.json: samples.locales is {"en": 12} here but {"en": 12, "vi": 12} in' in text
+
+
+def test_merge_refuses_a_tune_report_and_the_same_file_or_backend_twice(pytester: pytest.Pytester,
+                                                                         two_reports: tuple[Path, Path]) -> None:
+    tune = two_reports[1].parent / "split-pack.report.tune.json"
+    text = refusal(merge(pytester, two_reports[0], tune))
+    assert "split-pack.report.tune.json: a tune report: its numbers come from the data its thresholds were fitted on" \
+        in text
+    text = refusal(merge(pytester, two_reports[0], two_reports[1], two_reports[0]))
+    assert f"{two_reports[0]}: the same report twice (also given as {two_reports[0]})" in text
+    copy = edited(pytester, two_reports[0], "copy.json", lambda doc: None)
+    assert "copy.json: backend mock-0 twice (also in" in refusal(merge(pytester, two_reports[0], copy))
+
+
+def test_merge_refuses_a_mock_report_reported_as_live(pytester: pytest.Pytester,
+                                                      two_reports: tuple[Path, Path]) -> None:
+    def live(doc: dict[str, Any]) -> None:
+        doc["mode"] = "live"
+
+    text = refusal(merge(pytester, edited(pytester, two_reports[0], "live-a.json", live),
+                         edited(pytester, two_reports[1], "live-b.json", live)))
+    assert "live-a.json: mode is live, but its lines were answered by the mock (backend_kind ['mock'])" in text
+    # edited beside its recording, the recording says what answered
+    doc = json.loads(two_reports[1].read_text())
+    del doc["note"]
+    two_reports[1].write_text(json.dumps({**doc, "mode": "live", "backend_kind": ["jev"]}))
+    text = refusal(merge(pytester, two_reports[1], edited(pytester, two_reports[0], "live-c.json", live)))
+    assert "mock-1/split-pack.report.heldout.json: mode is live, but every line of the recording it graded" in text
+
+
+def test_a_hand_mixed_recording_is_never_reported_nor_merged(pytester: pytest.Pytester,
+                                                            two_reports: tuple[Path, Path]) -> None:
+    rec = two_reports[1].parent / "split-pack.predictions.jsonl"
+    lines = lines_of(rec)
+    write_lines(rec, [{**line, "mode": "live", "backend": "jev"} if i % 2 else line for i, line in enumerate(lines)])
+    # merge: the report beside it no longer describes it, and a report naming it is refused for the mix
+    assert "is not the one it graded" in refusal(merge(pytester, *two_reports))
+    sha = hashlib.sha256(rec.read_bytes()).hexdigest()
+    doc = json.loads(two_reports[1].read_text())
+    two_reports[1].write_text(json.dumps({**doc, "recording_sha256": sha}))
+    assert "the recording it graded (split-pack.predictions.jsonl) mixes mock lines with live ones" in \
+        refusal(merge(pytester, *two_reports))
+    # the run: a protocol run of a mixed split is refused and writes nothing
+    two_reports[1].unlink()
+    result = pytester.runpytest("packs", "--jev-heldout", "--jev-backend=mock-1", "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "the heldout split's lines mix mock lines with live ones" in out(result)
+    assert not two_reports[1].exists()
