@@ -520,3 +520,50 @@ def test_a_hand_mixed_recording_is_never_reported_nor_merged(pytester: pytest.Py
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     assert "the heldout split's lines mix mock lines with live ones" in out(result)
     assert not two_reports[1].exists()
+
+
+# -- 8. cost only at given prices in the protocol; the price source said everywhere --------------------------
+
+def test_the_protocol_prices_only_at_given_prices_and_says_where_prices_come_from(pytester: pytest.Pytester,
+                                                                               split_pack: Path) -> None:
+    assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
+    report = pytester.path / "results/mock-0/split-pack.report.tune.json"
+
+    def costs(doc: dict[str, Any]) -> set[Any]:
+        return {entry["cost_usd"] for q in doc["questions"].values() for entry in q["locales"].values()}
+
+    tuned = pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", "--jev-json", "run.json", *MOCK)
+    assert tuned.ret == 0
+    doc = json.loads(report.read_text())
+    assert doc["price_source"] is None and costs(doc) == {None}  # the list price in backend.json is not given
+    run = json.loads((pytester.path / "run.json").read_text())["runs"][0]
+    assert run["price_source"] == "backend.json" and run["total_cost_usd"] == 0.0  # replay: jevassert's rule
+    tuned.stdout.fnmatch_lines(["cost/case $0.000000 (total $0.0000 at $0.0/M input + $0.0/M output tokens), "
+                                "prices: the list price in backend.json"])
+    (pytester.path / "results/mock-0/split-pack.thresholds.json").unlink()  # tune again (nothing frozen)
+    priced = ["--jev-price-input", "2", "--jev-price-output", "4"]
+    assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *priced, "--jev-json", "run.json",
+                              *MOCK).ret == 0
+    doc = json.loads(report.read_text())
+    samples = [json.loads(x) for x in (pytester.path / "results/mock-0/split-pack.results.tune.jsonl")
+               .read_text().splitlines()]
+    vi = [s for s in samples if s["locale"] == "vi"]
+    expected = (sum(s["input_tokens"] for s in vi) * 2 + sum(s["output_tokens"] for s in vi) * 4) / 1e6
+    assert doc["price_source"] == "given"
+    assert doc["questions"]["refund"]["locales"]["vi"]["cost_usd"] == pytest.approx(expected, rel=1e-12)
+    assert json.loads((pytester.path / "run.json").read_text())["runs"][0]["price_source"] == "given"
+
+
+def test_a_recording_without_a_backend_json_is_priced_at_jevs_list_price_and_says_so(pytester: pytest.Pytester,
+                                                                                    toy: Path) -> None:
+    assert pytester.runpytest("packs", "--jev-json", "run.json").ret == 0
+    run = json.loads((pytester.path / "run.json").read_text())["runs"][0]
+    assert run["price_source"] == "default" and run["pricing"]["input_usd_per_mtok"] == 0.042
+
+
+def test_merge_never_mixes_price_sources(pytester: pytest.Pytester, two_reports: tuple[Path, Path]) -> None:
+    def priced(doc: dict[str, Any]) -> None:
+        doc["price_source"] = "given"
+
+    text = refusal(merge(pytester, two_reports[0], edited(pytester, two_reports[1], "priced.json", priced)))
+    assert 'priced.json: price_source is "given" here but null in' in text

@@ -104,8 +104,10 @@ def protocol_lines(protocol: ProtocolRun) -> Iterator[str]:
 def _cost_line(run: RunResult) -> str:
     cost = run.cost
     if cost.per_case_usd is not None and cost.total_usd is not None:
+        source = {"given": "given", "backend.json": "the list price in backend.json",
+                  "default": "Jev's list price"}.get(run.price_source or "", run.price_source)
         return (f"cost/case ${cost.per_case_usd:.6f} (total ${cost.total_usd:.4f} at "
-                f"${cost.price_input}/M input + ${cost.price_output}/M output tokens)")
+                f"${cost.price_input}/M input + ${cost.price_output}/M output tokens), prices: {source}")
     if cost.input_tokens is None:
         return "cost: no token usage in the recording"
     return (f"cost: unknown, no price for this backend ({cost.input_tokens} input + "
