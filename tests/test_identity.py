@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from packfiles import set_message, write_pack, write_split_pack
+from packfiles import only_injected_failures, set_message, write_pack, write_split_pack
 
 from pytest_jev.fileio import canonical_json
 from pytest_jev.formats.recording_line import RecordingLine
@@ -256,7 +256,7 @@ def test_a_plain_run_shows_no_heldout_numbers_until_the_thresholds_are_frozen(py
     assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *MOCK).ret == 0
     still = pytester.runpytest("packs", "--jev-split", "heldout", *MOCK)
     assert "jev: split-pack::heldout" not in out(still)  # tuned, not yet frozen: still sealed
-    assert pytester.runpytest("packs", "--jev-heldout", *MOCK).ret == 0
+    only_injected_failures(pytester.runpytest("packs", "--jev-heldout", *MOCK))
     frozen = pytester.runpytest("packs", "--jev-split", "heldout", "--jev-target-precision", "0.6", *MOCK)
     assert "jev: split-pack::heldout" in out(frozen)  # frozen: shown, as --jev-heldout showed it
     assert "threshold for precision" not in out(frozen)
@@ -265,7 +265,7 @@ def test_a_plain_run_shows_no_heldout_numbers_until_the_thresholds_are_frozen(py
 def test_renaming_the_heldout_report_does_not_unlock_tuning(pytester: pytest.Pytester, split_pack: Path) -> None:
     assert pytester.runpytest("packs", "--jev-record", *MOCK).ret in (0, 1)
     assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *MOCK).ret == 0
-    assert pytester.runpytest("packs", "--jev-heldout", *MOCK).ret == 0
+    only_injected_failures(pytester.runpytest("packs", "--jev-heldout", *MOCK))
     folder = pytester.path / "results/mock-0"
     thresholds = json.loads((folder / "split-pack.thresholds.json").read_text())
     assert thresholds["frozen"] == {"by": "--jev-heldout", "report": "split-pack.report.heldout.json",
@@ -422,7 +422,7 @@ def two_reports(pytester: pytest.Pytester, split_pack: Path) -> tuple[Path, Path
     for name in ("mock-0", "mock-1"):
         args = [f"--jev-backend={name}", "-p", "no:cacheprovider"]
         assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *args).ret == 0
-        assert pytester.runpytest("packs", "--jev-heldout", *args).ret == 0
+        only_injected_failures(pytester.runpytest("packs", "--jev-heldout", *args))
     return (pytester.path / "results/mock-0/split-pack.report.heldout.json",
             pytester.path / "results/mock-1/split-pack.report.heldout.json")
 
@@ -567,3 +567,42 @@ def test_merge_never_mixes_price_sources(pytester: pytest.Pytester, two_reports:
 
     text = refusal(merge(pytester, two_reports[0], edited(pytester, two_reports[1], "priced.json", priced)))
     assert 'priced.json: price_source is "given" here but null in' in text
+
+
+# -- 9. the mock injects seeded failures, and says so ----------------------------------------------------------
+
+def _unit(*parts: Any) -> float:
+    """The mock's seeded roll, computed here on its own: sha256 of the parts joined by ':'."""
+    digest = hashlib.sha256(":".join(map(str, parts)).encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def test_the_mock_injects_seeded_failures_stated_in_its_backend_json(pytester: pytest.Pytester) -> None:
+    split_pack = write_split_pack(pytester.path / "packs", 40)  # 160 cases: the mock fails a few
+    pytester.makeini("[pytest]\n")
+    recorded = pytester.runpytest("packs", "--jev-record", *MOCK)
+    only_injected_failures(recorded)
+    info = json.loads((pytester.path / "results/mock-0/backend.json").read_text())
+    assert (info["fail_rate"], info["malformed_rate"], info["down_rate"]) == (0.05, 0.02, 0.03)
+    assert info["injected_failures"].startswith("seeded (seed 0): 3% of cases down (HTTP 503 on every attempt")
+    lines = lines_of(pytester.path / SPLIT_RECORDING)
+    down = {line["case_id"] for line in lines if _unit(0, line["case_id"], "down") < 0.03}
+    assert down and {line["case_id"] for line in lines if (line["error"] or "").startswith("HTTP 503")} == down
+    for line in lines:
+        if line["case_id"] in down:
+            assert line["attempts"] == 4 and line["answers"] is None  # retried to the limit, then an error line
+    assert any(line["retry_reasons"] for line in lines if line["case_id"] not in down)  # transient ones, retried
+    # the protocol counts them: a failed call is an abstention, by its code
+    assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *MOCK).ret in (0, 1)
+    report = json.loads((pytester.path / "results/mock-0/split-pack.report.tune.json").read_text())
+    tune_down = down & {case.id for case in load_pack(split_pack).splits["tune"].cases}
+    assert report["samples"]["failed"] >= len(tune_down)
+    codes = {code for q in report["questions"].values() for e in q["locales"].values()
+             for code in e["failures_by_code"]}
+    assert ("HTTP 503" in codes) == bool(tune_down)
+    # seeded: recording again gives the same answers and failures
+    again = pytester.runpytest("packs", "--jev-record=all", "--jev-split", "tune", *MOCK)
+    only_injected_failures(again)
+    kept = ("case_id", "answers", "error", "attempts", "retry_reasons")
+    assert [{k: x[k] for k in kept} for x in lines_of(pytester.path / SPLIT_RECORDING)] == \
+        [{k: x[k] for k in kept} for x in lines]

@@ -77,8 +77,11 @@ class Mock(BackendKind):
     order = 1
 
     def make(self, spec: BackendSpec, *, pack: Pack | None = None, **options: Any) -> Backend:
-        from .mock import MockBackend
+        """The harness check: the oracle with its seeded injected failures (mock.HARNESS_FAILURES),
+        unless `options` set the rates."""
+        from .mock import HARNESS_FAILURES, MockBackend
 
+        options = {**HARNESS_FAILURES, **options}
         if pack is not None:  # gold labels and score levels: a score gold label is found by its level
             return MockBackend.from_pack(pack, model=spec.asked_model, **options)
         return MockBackend(options.pop("gold", None), model=spec.asked_model, **options)
