@@ -26,7 +26,7 @@ from .pricing import DEFAULT, JEV_LIST_PRICE
 from .recording_file import Recording
 from .rubric import RubricCheck, rubric_fingerprint
 from .rubric import check as check_rubric
-from .run_detail import run_detail
+from .run_detail import locale_suggestions, locales, run_detail
 from .run_result import (
     AuthorCoverage,
     Cost,
@@ -182,7 +182,13 @@ def finish(prep: Prepared, *, draw: Bootstrap | None = None) -> PackResult:
     items = graded.items
     acc_ci, ece_ci = (draw or metrics.bootstrap)(items.prob, items.correct, settings.bootstrap, settings.seed)
     suggestion = None
-    if settings.target_precision is not None:
+    by_locale = locales(prep.cases, items) or None  # a pack whose cases carry a locale: never pooled
+    suggestion_by_locale = None
+    if settings.target_precision is not None and by_locale is not None:
+        suggestion_by_locale = {loc: Suggestion(*found) if found else None
+                                for loc, found in locale_suggestions(prep.cases, items,
+                                                                     settings.target_precision).items()}
+    elif settings.target_precision is not None:
         found = metrics.suggest_threshold(items.prob, items.correct, settings.target_precision)
         suggestion = Suggestion(*found) if found else None
     run = RunResult(
@@ -202,7 +208,7 @@ def finish(prep: Prepared, *, draw: Bootstrap | None = None) -> PackResult:
         gates_skipped=settings.no_gates, rubric=rubric_fingerprint(pack.questions_as_sent()),
         rubric_status=prep.rubric.outcome, state_unchecked=graded.state_unchecked,
         price_source=settings.price_source,
-        identity=prep.identity, dataset=prep.dataset)
+        identity=prep.identity, dataset=prep.dataset, locales=by_locale, suggestion_by_locale=suggestion_by_locale)
     if not settings.no_gates:
         run = replace(run, gates=tuple(evaluate_gates(pack.gates.values, run, pack.gates.lines)))
     if settings.detail:

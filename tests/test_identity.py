@@ -252,7 +252,7 @@ def test_a_plain_run_shows_no_heldout_numbers_until_the_thresholds_are_frozen(py
     plain.stdout.fnmatch_lines(["SKIPPED [[]25[]] packs/split-pack/pack.yaml:1: sealed: held-out numbers come only "
                                 "from --jev-heldout at frozen thresholds, and results/mock-0/split-pack.thresholds."
                                 "json is not frozen yet: run --jev-tune, then --jev-heldout"])
-    assert text.count("threshold for precision >= 0.60") == 1  # the tune split's: never from held-out data
+    assert text.count("threshold for precision >= 0.60 [") == 2  # the tune split's vi and en: none from held-out data
     assert pytester.runpytest("packs", "--jev-tune", "--jev-min-covered", "5", *MOCK).ret == 0
     still = pytester.runpytest("packs", "--jev-split", "heldout", *MOCK)
     assert "jev: split-pack::heldout" not in out(still)  # tuned, not yet frozen: still sealed
@@ -606,3 +606,37 @@ def test_the_mock_injects_seeded_failures_stated_in_its_backend_json(pytester: p
     kept = ("case_id", "answers", "error", "attempts", "retry_reasons")
     assert [{k: x[k] for k in kept} for x in lines_of(pytester.path / SPLIT_RECORDING)] == \
         [{k: x[k] for k in kept} for x in lines]
+
+
+# -- 10. locales are never pooled ----------------------------------------------------------------------------
+
+def test_the_summary_json_and_suggestion_report_each_locale_apart(pytester: pytest.Pytester,
+                                                                    split_pack: Path) -> None:
+    from scipy.stats import binomtest
+
+    only_injected_failures(pytester.runpytest("packs", "--jev-record", *MOCK))
+    result = pytester.runpytest("packs", "--jev-split", "tune", "--jev-target-precision", "0.6", "--jev-json",
+                                "run.json", *MOCK)
+    assert result.ret == 0, out(result)
+    run = json.loads((pytester.path / "run.json").read_text())["runs"][0]
+    pack = load_pack(split_pack)
+    lines = {line["case_id"]: line for line in lines_of(pytester.path / SPLIT_RECORDING)}
+    for locale in ("vi", "en"):  # an independent count: jevassert's decision rules, written out here
+        correct = items = 0
+        for case in pack.splits["tune"].cases:
+            answers = lines[case.id]["answers"] if case.locale == locale else None
+            for qid, gold in (case.expect.items() if answers else ()):
+                answer = answers[qid]
+                got = (answer["noul"] >= 0.5 if qid == "refund" else
+                       answer.get("choice") or max(answer["probabilities"], key=answer["probabilities"].get))
+                items += 1
+                correct += got == gold
+        numbers = run["locales"][locale]
+        assert (numbers["n_items"], numbers["correct"]) == (items, correct)
+        ci = binomtest(correct, items).proportion_ci(method="wilson")
+        assert numbers["accuracy_ci"] == pytest.approx([ci.low, ci.high], abs=1e-12)
+        result.stdout.fnmatch_lines([f"locale {locale}: accuracy {correct / items:.3f} (Wilson 95% {ci.low:.3f}-"
+                                     f"{ci.high:.3f}), {items} items, 12 cases"])
+        result.stdout.fnmatch_lines([f"threshold for precision >= 0.60 [[]{locale}[]]: *"])
+    assert run["suggestion"] is None and set(run["suggestion_by_locale"]) == {"vi", "en"}
+    assert "threshold for precision >= 0.60: " not in out(result)  # never pooled

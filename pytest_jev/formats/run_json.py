@@ -245,9 +245,10 @@ RUN_KEYS = (
     "threshold_coverage", "gates", "gates_skipped", "recorded_models", "pricing", "backend", "recording",
     "recording_sha256", "split", "target_precision", "bootstrap_resamples", "seed", "mismatched_cases",
     "invalid_cases", "unknown_case_ids", "mode", "mismatches", "rubric", "rubric_status", "state_unchecked",
-    "price_source", "identity", "dataset", "protocol", "detail")
-# The run keys a results file leaves out, and the provenance it adds after them.
-NOT_IN_RESULTS = ("recording", "mismatches", "protocol", "unknown_case_ids", "gates_skipped", "state_unchecked")
+    "price_source", "identity", "dataset", "locales", "suggestion_by_locale", "protocol", "detail")
+# The run keys a results file leaves out (its detail holds the locales), and the provenance it adds after them.
+NOT_IN_RESULTS = ("recording", "mismatches", "protocol", "unknown_case_ids", "gates_skipped", "state_unchecked",
+                  "locales", "suggestion_by_locale")
 PROVENANCE = ("kind", "pack_version", "predictions", "predictions_sha256", "report", "recorded_at")
 RESULTS_KEYS = tuple(key for key in RUN_KEYS if key not in NOT_IN_RESULTS) + PROVENANCE
 OPTIONAL = ("protocol", "detail")  # left out, not null, when a run has none
@@ -428,6 +429,8 @@ class RunObject(RunNumbers):
 
     gates_skipped: bool | None = None
     state_unchecked: int | None = None  # graded lines without a state fingerprint
+    locales: Mapping[str, LocaleNumbers] | None = None  # a pack with locales: accuracy per locale
+    suggestion_by_locale: Mapping[str, Suggestion | None] | None = None  # and --jev-target-precision's, per locale
     recording: str | None = None  # the recording as the user reads it (relative to the rootdir)
     unknown_case_ids: tuple[str, ...] = ()
     mismatches: tuple[MismatchEntry, ...] = ()
@@ -438,6 +441,11 @@ class RunObject(RunNumbers):
         protocol = doc.get("protocol")
         return cls(**cls.numbers_of(doc), gates_skipped=v.flag(doc.get("gates_skipped")),
                    state_unchecked=v.integer(doc.get("state_unchecked")),
+                   locales=({loc: LocaleNumbers.from_json(n) for loc, n in doc["locales"].items()
+                             if isinstance(n, Mapping)} if isinstance(doc.get("locales"), Mapping) else None),
+                   suggestion_by_locale=({loc: Suggestion.from_json(s) if isinstance(s, Mapping) else None
+                                          for loc, s in doc["suggestion_by_locale"].items()}
+                                         if isinstance(doc.get("suggestion_by_locale"), Mapping) else None),
                    recording=v.string(doc.get("recording")), unknown_case_ids=v.strings(doc.get("unknown_case_ids")),
                    mismatches=tuple(MismatchEntry.from_json(m) for m in _objects(doc.get("mismatches"))),
                    protocol=ProtocolRun.from_json(protocol) if isinstance(protocol, Mapping) else None,
@@ -446,6 +454,11 @@ class RunObject(RunNumbers):
     def to_json(self) -> dict[str, Any]:
         return self._emit({**self.numbers_json(), "gates_skipped": self.gates_skipped,
                            "state_unchecked": self.state_unchecked, "recording": self.recording,
+                           "locales": ({loc: n.to_json() for loc, n in self.locales.items()}
+                                       if self.locales is not None else None),
+                           "suggestion_by_locale": ({loc: s.to_json() if s is not None else None
+                                                     for loc, s in self.suggestion_by_locale.items()}
+                                                    if self.suggestion_by_locale is not None else None),
                            "unknown_case_ids": list(self.unknown_case_ids),
                            "mismatches": [m.to_json() for m in self.mismatches],
                            "protocol": self.protocol.to_json() if self.protocol else None})

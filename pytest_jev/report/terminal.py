@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import node_name_part, printable
-from ..run_result import RunResult
+from ..run_result import RunResult, Suggestion
 
 if TYPE_CHECKING:
     from ..formats.protocol_json import ProtocolRun, Rate
@@ -51,6 +51,11 @@ def run_lines(run: RunResult) -> Iterator[str]:
                f"accuracy {a[0]:.3f}-{a[1]:.3f}, ECE {e[0]:.3f}-{e[1]:.3f}")
     else:
         yield "bootstrap off: no intervals"
+    for locale, numbers in (run.locales or {}).items():  # locales are never pooled alone
+        ci = numbers.accuracy_ci
+        yield (f"locale {locale}: accuracy {_f(numbers.accuracy)}"
+               + (f" (Wilson 95% {ci[0]:.3f}-{ci[1]:.3f})" if ci else "")
+               + f", {numbers.n_items} items, {numbers.n_cases} cases")
     if run.n_items < 50:
         yield f"note: {run.n_items} items only: the interval is wide and ECE is coarse"
     yield _cost_line(run)
@@ -64,14 +69,19 @@ def run_lines(run: RunResult) -> Iterator[str]:
     if tc is not None:
         yield (f"author thresholds: auto-accepted {tc.n_auto}/{tc.n_total} ({tc.coverage:.3f}), "
                f"precision {_f(tc.precision)}; labels without a floor go to review")
-    if run.target_precision is not None:
-        s = run.suggestion
-        yield (f"threshold for precision >= {run.target_precision:.2f}: " +
-               (f"p >= {s.threshold:.2f} -> coverage {s.coverage:.3f}, precision {s.precision:.3f} "
-                f"(n={s.n_accepted})" if s else "none on the grid (0.50-0.99, at least 10 accepted)"))
+    if run.target_precision is not None and run.suggestion_by_locale is not None:
+        for locale, found in run.suggestion_by_locale.items():
+            yield f"threshold for precision >= {run.target_precision:.2f} [{locale}]: {_suggested(found)}"
+    elif run.target_precision is not None:
+        yield f"threshold for precision >= {run.target_precision:.2f}: {_suggested(run.suggestion)}"
     yield _gates_line(run)
     if run.protocol is not None:
         yield from protocol_lines(run.protocol)
+
+
+def _suggested(s: Suggestion | None) -> str:
+    return (f"p >= {s.threshold:.2f} -> coverage {s.coverage:.3f}, precision {s.precision:.3f} (n={s.n_accepted})"
+            if s else "none on the grid (0.50-0.99, at least 10 accepted)")
 
 
 def _ci(rate: Rate) -> str:
