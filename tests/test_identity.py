@@ -640,3 +640,24 @@ def test_the_summary_json_and_suggestion_report_each_locale_apart(pytester: pyte
         result.stdout.fnmatch_lines([f"threshold for precision >= 0.60 [[]{locale}[]]: *"])
     assert run["suggestion"] is None and set(run["suggestion_by_locale"]) == {"vi", "en"}
     assert "threshold for precision >= 0.60: " not in out(result)  # never pooled
+
+
+def test_index_json_calls_a_backend_current_only_while_its_identities_are_the_packs(pytester: pytest.Pytester,
+                                                                                    tiny: Path) -> None:
+    assert pytester.runpytest("packs", "--jev-write-results", *MOCK).ret in (0, 1)
+
+    def entry() -> dict[str, Any]:
+        done = subprocess.run([sys.executable, "-m", "pytest_jev", "index", "--root", str(pytester.path)],
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        doc: dict[str, Any] = json.loads((pytester.path / "index.json").read_text())["packs"][0]
+        return doc
+
+    before = entry()
+    results = json.loads((pytester.path / "results/mock-0/tiny-pack.json").read_text())
+    assert before["backends"][0]["current"] is True and before["identities"] == {"": results["identity"]["sha256"]}
+    assert before["dataset"] == results["dataset"]
+    pack_yaml = tiny / "pack.yaml"
+    pack_yaml.write_text(pack_yaml.read_text().replace("Which team should handle", "Which team must handle"))
+    after = entry()  # same version, other wording: the published numbers are not the pack's any more
+    assert after["version"] == before["version"] and after["backends"][0]["current"] is False
