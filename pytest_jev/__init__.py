@@ -9,13 +9,18 @@ The public API, usable without pytest::
 
 Importing this package is cheap: numpy, jsonschema, yaml and httpx load when needed.
 
+pytest-jev 0.1.0's public names import from here too, so code written for it (`def test_x(jev:
+Jev)`, `from pytest_jev import Claim`) runs unchanged: `Jev`, `Claim`, `Claims`, `ChoiceVerdict`,
+`ScoreVerdict` (the `jev` fixture's classes, loaded on first use) and `__version__` (this
+distribution's, jev-packs).
+
 PYTEST_DONT_REWRITE: the plugin asserts nothing, so pytest need not rewrite it (and must
 not warn when a test suite has imported it before a pytester run loads it as a plugin).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import JevError, OptionError, PackError, RecordingError, RecordingNotFound
 from .packs.loader import load_pack
@@ -24,12 +29,39 @@ from .recording_file import Recording, load_recording
 
 if TYPE_CHECKING:
     from .evaluate import Settings
+    from .fixture.judge import Jev
     from .run_result import RunResult
+    from .verdicts import ChoiceVerdict, Claim, Claims, ScoreVerdict
 
 __all__ = [
-    "Case", "Gates", "JevError", "OptionError", "Pack", "PackError", "Question", "Recording", "RecordingError",
-    "RecordingNotFound", "grade_pack", "load_pack", "load_recording",
+    "Case", "ChoiceVerdict", "Claim", "Claims", "Gates", "Jev", "JevError", "OptionError", "Pack", "PackError",
+    "Question", "Recording", "RecordingError", "RecordingNotFound", "ScoreVerdict", "__version__", "grade_pack",
+    "load_pack", "load_recording",
 ]
+# pytest-jev's names -> the module that defines them (imported on first use)
+_LAZY_NAMES = {"Jev": ".fixture.judge", "Claim": ".verdicts", "Claims": ".verdicts", "ChoiceVerdict": ".verdicts",
+               "ScoreVerdict": ".verdicts"}
+
+
+def __getattr__(name: str) -> Any:
+    """pytest-jev's public names, loaded on first use (`import pytest_jev` stays cheap)."""
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            found = version("jev-packs")
+        except PackageNotFoundError:  # a checkout on sys.path that was never installed
+            found = "0"
+        globals()["__version__"] = found
+        return found
+    module = _LAZY_NAMES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_jev' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
 
 
 def grade_pack(pack: Pack, recording: Recording, settings: Settings | None = None) -> RunResult:

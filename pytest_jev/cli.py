@@ -111,6 +111,35 @@ def _refresh(args: argparse.Namespace) -> int:
     return refresh(Path(args.root), check=args.check)
 
 
+def _flips(args: argparse.Namespace) -> int:
+    from .registry.flip_files import compare  # grades recordings (numpy, scipy): only this subcommand pays
+    from .report.flip_text import markdown
+
+    root = Path(args.root)
+    reports = compare(load_pack(args.pack), args.current, args.baseline, root=root, results_dir=root / args.results_dir,
+                      here=Path.cwd(), split=args.split, resamples=args.bootstrap, seed=args.seed)
+    text = "\n".join(markdown(report, limit=args.limit) for report in reports)
+    if args.json:
+        path = Path(args.json)
+        for report in reports:
+            out = path if len(reports) == 1 else path.with_name(f"{path.stem}.{report.split}{path.suffix}")
+            report.write(out)
+    if args.out:
+        atomic_write(Path(args.out), text.encode("utf-8"))
+        print(f"written: {args.out}")
+    else:
+        print(text, end="")
+    return 0
+
+
+def _power(args: argparse.Namespace) -> int:
+    from .registry.power import report_lines  # reads the results files and computes (scipy)
+
+    pack = load_pack(args.pack)
+    print("\n".join(report_lines(pack, Path(args.root), args.difference)))
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="jev-packs", description="jev-packs registry tools")
     commands = top.add_subparsers(dest="command", required=True)
@@ -171,8 +200,33 @@ def parser() -> argparse.ArgumentParser:
     sb.add_argument("--root", default=".", help="the repository root (default: the current folder)")
     sb.add_argument("--check", action="store_true", help="exit 1 if docs/index.html is stale; write nothing")
     sb.set_defaults(run=_scoreboard)
-    r = commands.add_parser("refresh", help="regenerate results files, reports, evidence, index.json and the "
-                            "scoreboard from the committed recordings")
+    f = commands.add_parser("flips", help="compare two recordings of a pack item by item (regressed, fixed, the "
+                                          "paired interval, McNemar, power) as Markdown for a pull-request comment")
+    f.add_argument("current", metavar="A", help="the current recording: a backend or results folder name (as "
+                                                "--jev-backend takes), or a recording file or folder")
+    f.add_argument("baseline", metavar="B", help="the baseline, named the same ways")
+    f.add_argument("--pack", required=True, help="the pack folder")
+    f.add_argument("--split", help="only this split of a pack that declares splits (default: each)")
+    f.add_argument("--results-dir", default="results", help="relative to --root (default: results)")
+    f.add_argument("--root", default=".", help="the repository root (default: the current folder)")
+    f.add_argument("--out", help="write the Markdown here (default: print it)")
+    f.add_argument("--json", help="also write the report as JSON (flips.schema.json; one file per split: "
+                                  "<stem>.<split>.json)")
+    f.add_argument("--limit", type=int, default=50, help="regressed and fixed items listed (default 50; the JSON "
+                                                         "holds all)")
+    f.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    f.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    f.set_defaults(run=_flips)
+    pw = commands.add_parser("power", help="the smallest accuracy difference a pack can tell at its size (80% "
+                                           "power, two-sided 0.05), and the cases a given difference needs")
+    pw.add_argument("pack", help="the pack folder")
+    pw.add_argument("--difference", type=float, help="an accuracy difference to detect (0.02 = 2 points): how many "
+                                                     "cases it needs")
+    pw.add_argument("--root", default=".", help="the registry root whose results/ hold the pack's backends "
+                                                "(default: the current folder)")
+    pw.set_defaults(run=_power)
+    r = commands.add_parser("refresh", help="regenerate results files, reports, evidence, flip reports, index.json "
+                            "and the scoreboard from the committed recordings")
     r.add_argument("--root", default=".", help="the repository root (default: the current folder)")
     r.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything is stale")
     r.set_defaults(run=_refresh)

@@ -12,16 +12,18 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import metrics
 from .formats.identity_json import Dataset, Identity
-from .gates import evaluate_gates
+from .gates import NO_BASELINE, evaluate_gates
 from .gcpause import gc_paused
-from .grade import Graded, grade
+from .grade import STALE, Graded, grade
 from .identity import dataset_of, of
 from .packs.model import Case, Pack
+from .paths import shown
 from .pricing import DEFAULT, JEV_LIST_PRICE
 from .recording_file import Recording
 from .rubric import RubricCheck, rubric_fingerprint
@@ -39,6 +41,10 @@ from .run_result import (
     Suggestion,
 )
 from .stats import nearest_rank
+
+if TYPE_CHECKING:
+    from .backends.kinds import BackendSpec
+    from .formats.flips_json import FlipReport
 
 # (prob, correct, resamples, seed) -> (accuracy interval, ECE interval): metrics.bootstrap's signature
 Bootstrap = Callable[[np.ndarray, np.ndarray, int, int], tuple[Interval | None, Interval | None]]
@@ -156,9 +162,10 @@ def _author_coverage(pack: Pack, graded: Graded) -> AuthorCoverage | None:
 
 def prepare(pack: Pack, recording: Recording, settings: Settings, backend: str | None = None,
             shown_path: str | None = None, split: str = "", cases: Sequence[Case] | None = None,
-            identity: Identity | None = None) -> Prepared:
+            identity: Identity | None = None, partial: bool = False) -> Prepared:
     """Grade the cases (default: all of the pack's) and read usage, latency and provenance:
-    all that needs the decoded lines. `identity` is the run's (default: a plain run's of `split`)."""
+    all that needs the decoded lines. `identity` is the run's (default: a plain run's of `split`).
+    `partial`: cases the recording lacks are not a problem (a baseline: the flip report names them)."""
     chosen = tuple(pack.cases if cases is None else cases)
     with gc_paused():
         graded = grade(pack, recording, chosen)
@@ -167,17 +174,97 @@ def prepare(pack: Pack, recording: Recording, settings: Settings, backend: str |
         pack=pack, split=split, cases=chosen, settings=settings, backend=backend, recording_path=recording.path,
         shown_path=shown_path or str(recording.path), recording_sha256=recording.sha256,
         models=tuple(recording.models()), mode=min(recording.modes(), default="live"), graded=graded,
-        cost=cost, latency=latency, problems=tuple(integrity_problems(pack, chosen, recording, graded)),
+        cost=cost, latency=latency,
+        problems=tuple(integrity_problems(pack, chosen, recording, graded, missing_ok=partial)),
         rubric=check_rubric(pack, chosen, recording),
         identity=identity if identity is not None else of(pack, split),
         dataset=dataset_of(pack))
 
 
-def finish(prep: Prepared, *, draw: Bootstrap | None = None) -> PackResult:
+def refusal(prep: Prepared, *, lines_apart: bool = False) -> tuple[str, str, tuple[str, ...]] | None:
+    """Why a prepared recording's numbers must not be used: (the check item that says so, why,
+    the one-line reasons); None when they may. Replay refuses the recording it grades with it
+    and --jev-baseline the baseline, so the two refuse alike (a refusal added here applies to
+    both): a recording made for other wording (rubric drift), and lines that answer a state
+    their case no longer has (their state fingerprint is not the case's). `lines_apart`: replay
+    refuses stale lines one by one instead (each case item and check[recording] fail with the
+    command that re-records just those cases; the other lines are graded); a baseline is
+    refused whole."""
+    if prep.rubric.drift:
+        return "check[rubric]", "the recording was made for other wording (rubric drift)", prep.rubric.lines
+    stale = stale_cases(prep)
+    if stale and not lines_apart:
+        return ("check[recording]", "the recording answers states its cases no longer have",
+                (f"{stale_line(prep, stale)}; re-record those cases (--jev-record) or compare with another recording",))
+    return None
+
+
+def stale_cases(prep: Prepared) -> list[Case]:
+    """The cases whose recorded line answers a state the case no longer has (grade.STALE), in order."""
+    return [case for case in prep.cases
+            if (outcome := prep.graded.outcomes.get(case.id)) is not None and outcome.status == STALE]
+
+
+def stale_line(prep: Prepared, stale: Sequence[Case]) -> str:
+    """`<recording>: N line(s) answer a state their case no longer has (first: line L, case C)`."""
+    first = stale[0]
+    return (f"{prep.shown_path}: {len(stale)} line(s) answer a state their case no longer has "
+            f"(first: line {prep.graded.outcomes[first.id].line}, case {first.id})")
+
+
+def against_baseline(prep: Prepared, *, backend: BackendSpec | None, path: Path | None, results_dir: Path,
+                     rootdir: Path, flag: str = "--jev-baseline") -> tuple[FlipReport | None, tuple[str, ...]]:
+    """The flip report of a prepared run against the baseline a backend spec or a path names, or
+    why there is none (one line each). The baseline is found, read, graded and refused exactly
+    as the recording replay grades (recording_lookup, recording_file, prepare, refusal); the
+    cases it lacks are not a problem, they are named in the report."""
+    from .errors import JevError, RecordingNotFound
+    from .recording_file import load_recording
+    from .recording_lookup import find_recording
+
+    pack = prep.pack
+    try:
+        found = find_recording(pack.path, pack.id, explicit=str(path) if path else None, backend=backend,
+                               results_dir=results_dir, tested=pack.tested)
+        recording = load_recording(found)
+    except RecordingNotFound as exc:  # the lookup's own fix speaks of the recording replay grades
+        fix = f"name one with {flag}: a backend or results folder that has it, or a recording file or folder"
+        return None, (f"baseline: {RecordingNotFound(exc.what, fix=fix).one_line()}",)
+    except JevError as exc:
+        return None, (f"baseline: {exc.one_line()}",)
+    baseline = prepare(pack, recording, prep.settings, backend=backend.text if backend is not None else None,
+                       split=prep.split, cases=prep.cases, shown_path=shown(recording.path, rootdir), partial=True)
+    del recording  # its decoded lines: at 100,000 cases several hundred MB
+    refused = refusal(baseline)
+    if refused is not None or baseline.problems:
+        why = [f"baseline refused: {refused[1]}", *refused[2]] if refused is not None else []
+        return None, (*why, *(f"baseline: {p}" for p in baseline.problems))
+    return flip_report(prep, baseline), ()
+
+
+def flip_report(prep: Prepared, baseline: Prepared) -> FlipReport:
+    """The current run's recording against the baseline's, item by item (flips.py), with the
+    run's bootstrap resamples and seed."""
+    from .flips import compare  # numpy's already here; the flip report's models load only with a baseline
+    from .formats.flips_json import Side
+
+    def side(p: Prepared) -> Side:
+        return Side(p.backend or p.shown_path, p.shown_path, p.recording_sha256)
+
+    settings = prep.settings
+    return compare(prep.pack, prep.cases, prep.graded, baseline.graded, current=side(prep), baseline=side(baseline),
+                   split=prep.split, resamples=settings.bootstrap, seed=settings.seed,
+                   rubric=rubric_fingerprint(prep.pack.questions_as_sent()))
+
+
+def finish(prep: Prepared, *, draw: Bootstrap | None = None, flips: FlipReport | None = None,
+           no_flips: str = NO_BASELINE) -> PackResult:
     """Metrics, bootstrap intervals and gates of a prepared run (numpy only, no recording needed).
 
     `draw` computes the bootstrap intervals (default: metrics.bootstrap, in this thread); the run
-    machinery passes one that runs a large bootstrap in a child process (nodes/runs.py)."""
+    machinery passes one that runs a large bootstrap in a child process (nodes/runs.py). `flips`
+    is the run's flip report against a baseline (flip_report); without one the flip gates are
+    skipped, saying `no_flips`."""
     pack, settings, graded = prep.pack, prep.settings, prep.graded
     items = graded.items
     acc_ci, ece_ci = (draw or metrics.bootstrap)(items.prob, items.correct, settings.bootstrap, settings.seed)
@@ -208,9 +295,10 @@ def finish(prep: Prepared, *, draw: Bootstrap | None = None) -> PackResult:
         gates_skipped=settings.no_gates, rubric=rubric_fingerprint(pack.questions_as_sent()),
         rubric_status=prep.rubric.outcome, state_unchecked=graded.state_unchecked,
         price_source=settings.price_source,
-        identity=prep.identity, dataset=prep.dataset, locales=by_locale, suggestion_by_locale=suggestion_by_locale)
+        identity=prep.identity, dataset=prep.dataset, locales=by_locale, suggestion_by_locale=suggestion_by_locale,
+        flips=flips)
     if not settings.no_gates:
-        run = replace(run, gates=tuple(evaluate_gates(pack.gates.values, run, pack.gates.lines)))
+        run = replace(run, gates=tuple(evaluate_gates(pack.gates.values, run, pack.gates.lines, no_flips)))
     if settings.detail:
         run = replace(run, detail=run_detail(pack, prep.cases, items))
     return PackResult(pack, prep.recording_path, graded, run, prep.problems)
@@ -223,13 +311,14 @@ def evaluate(pack: Pack, recording: Recording, settings: Settings | None = None,
 
 
 def integrity_problems(pack: Pack, cases: Sequence[Case], recording: Recording, graded: Graded,
-                       limit: int = 5) -> list[str]:
-    """Why a recording does not belong to its pack (empty when it does)."""
+                       limit: int = 5, missing_ok: bool = False) -> list[str]:
+    """Why a recording does not belong to its pack (empty when it does); cases it lacks are
+    not a problem with `missing_ok`."""
     problems: list[str] = []
     path = recording.path
     lines = recording.lines
     missing = [c.id for c in cases if c.id not in lines]
-    if missing:
+    if missing and not missing_ok:
         problems.append(f"{path}: {len(missing)} of {len(cases)} cases are not in the recording "
                         f"(first: {', '.join(missing[:limit])}); record them with --jev-record")
     for cid in graded.unknown_case_ids[:limit]:

@@ -19,11 +19,17 @@ def _at_most(name: str, metric: str, value: float, threshold: float, detail: str
     return GateResult(name, PASSED if value <= threshold else FAILED, detail, metric, value, interval, threshold)
 
 
-def evaluate_gates(declared: Mapping[str, Any], run: RunResult, lines: Mapping[str, int]) -> list[GateResult]:
+NO_BASELINE = "no baseline to compare with (pass --jev-baseline NAME|PATH)"
+FLIP_GATES = ("max_regressions", "max_regression_rate", "min_accuracy_delta")  # ours, after jevassert's
+
+
+def evaluate_gates(declared: Mapping[str, Any], run: RunResult, lines: Mapping[str, int],
+                   no_flips: str = NO_BASELINE) -> list[GateResult]:
     """Evaluate declared gates against a run's metrics.
 
     Order and wording follow jevassert's `evaluate_gates`, so `gates` in --jev-json
-    is the same list jevassert prints.
+    is the same list jevassert prints; the gates on flips (ours) come after them, skipped
+    saying `no_flips` when the run has no flip report.
     """
     out: list[GateResult] = []
     if "min_accuracy" in declared:
@@ -53,7 +59,34 @@ def evaluate_gates(declared: Mapping[str, Any], run: RunResult, lines: Mapping[s
                              f"accuracy CI lower {ci[0]:.3f} >= {v:.3f}", ci))
     for qid, spec in (declared.get("per_question") or {}).items():
         out.extend(_question_gates(qid, spec, run))
+    out.extend(_flip_gate(name, float(declared[name]), run, no_flips) for name in FLIP_GATES if name in declared)
     return [replace(g, line=lines.get(g.gate)) for g in out]
+
+
+def _flip_gate(name: str, v: float, run: RunResult, no_flips: str) -> GateResult:
+    """A gate on the flip report: regressed items at most v, the regression rate (regressed
+    over the items the baseline had right) at most v, or the paired accuracy difference's
+    interval not wholly below v (it fails only when the upper end is below v)."""
+    flips = run.flips
+    metric = {"max_regressions": "regressions", "max_regression_rate": "regression_rate",
+              "min_accuracy_delta": "accuracy_delta"}[name]
+    if flips is None:
+        return GateResult(name, SKIPPED, no_flips, metric, None, None, v)
+    if name == "max_regressions":
+        return _at_most(name, metric, flips.regressed, v, f"{flips.regressed} regressed <= {v:g}")
+    if name == "max_regression_rate":
+        rate = flips.regression_rate
+        if rate is None:
+            return GateResult(name, SKIPPED, "the baseline has no item right to regress", metric, None, None, v)
+        return _at_most(name, metric, rate, v, f"regression rate {rate:.3f} ({flips.regressed} regressed of "
+                        f"{flips.regressed + flips.both_right} right in the baseline) <= {v:.3f}")
+    ci, delta = flips.accuracy_delta_ci, flips.accuracy_delta
+    if delta is None or ci is None:
+        why = "no item answered by both recordings" if delta is None else "bootstrap disabled (--jev-bootstrap 0)"
+        return GateResult(name, SKIPPED, why, metric, None, None, v)
+    outcome = PASSED if ci[1] >= v else FAILED
+    return GateResult(name, outcome, f"accuracy difference {delta:+.3f} (95% CI {ci[0]:+.3f} to {ci[1]:+.3f}): "
+                      f"CI upper {ci[1]:+.3f} >= {v:+.3f}", metric, delta, ci, v)
 
 
 def _cost_gate(v: float, run: RunResult) -> GateResult:

@@ -207,7 +207,7 @@ def resamples(n: int, count: int, seed: int, rows_per_block: int) -> Iterator[np
         done += rows
 
 
-def _interval(ordered: Sequence[float] | np.ndarray) -> tuple[float, float]:
+def percentile_interval(ordered: Sequence[float] | np.ndarray) -> tuple[float, float]:
     """Percentile interval of already sorted statistics."""
     b = len(ordered)
     low = max(0, int((1 - CONFIDENCE) / 2 * b))  # jevassert's own expression, bit for bit
@@ -318,7 +318,7 @@ def bootstrap(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int
         acc_stats[start:start + rows] = (counts @ g_correct) / n
         ece_stats[start:start + rows] = _ece_rows(counts, n, sums, g_correct, bounds, sizes)
         start += rows
-    return _interval(np.sort(acc_stats)), _interval(np.sort(ece_stats))
+    return percentile_interval(np.sort(acc_stats)), percentile_interval(np.sort(ece_stats))
 
 
 def _bootstrap_literal(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int, bins: int
@@ -335,7 +335,8 @@ def _bootstrap_literal(prob: np.ndarray, correct: np.ndarray, n_resamples: int, 
         sample = [pairs[rng.randrange(n)] for _ in range(n)]
         acc_stats.append(sum(1 for _, c in sample if c) / n)
         ece_stats.append(_ece_of_sorted(sorted(sample), bins))
-    return _interval(sorted(acc_stats)), _interval(sorted(ece_stats))  # Python's sort, NaN included
+    # Python's sort, NaN included
+    return percentile_interval(sorted(acc_stats)), percentile_interval(sorted(ece_stats))
 
 
 def _ece_rows(counts: np.ndarray, n: int, sums: _ExactSums, g_correct: np.ndarray,

@@ -6,12 +6,17 @@ is the one place that reads them (config.getoption, config.getini): it parses on
 roles become enums, numbers numbers, and --jev-backend a BackendSpec parsed against the catalog
 of backend kinds (installed ones and those the pytest_jev_backend_kinds hook adds). Below this
 module no code sees a raw flag or spec string.
+
+Kept as one module because it is the one place a flag is declared, read and checked: the FLAGS
+table, the Options it fills and each value's check (pytest-jev's three flags included) read best
+side by side, and splitting them would put a flag's help and its check in two files.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -24,6 +29,7 @@ from .backends.kinds import BackendSpec
 from .errors import JevError, OptionError
 from .record.modes import BARE, RecordMode
 from .stash import OPTIONS_KEY
+from .verdicts import check_threshold
 
 CASE_ITEMS_MAX = 20_000  # above this many cases a pack is graded in bulk unless told otherwise
 DEFAULT_THRESHOLD = 0.8  # the jev fixture's claim threshold
@@ -36,6 +42,31 @@ class CaseItems(str, Enum):
     AUTO = "auto"
     ALL = "all"
     NONE = "none"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Provider(str, Enum):
+    """pytest-jev's --jev-provider: the service its requests went to (provider_backend: ours)."""
+
+    TYPESAFE = "typesafe"
+    OPENROUTER = "openrouter"
+    AUTO = "auto"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+PROVIDER_KINDS = {Provider.TYPESAFE: "jev", Provider.OPENROUTER: "openrouter"}  # the backend kind of each
+AUTO_KEYS = (("OPENROUTER_API_KEY", Provider.OPENROUTER), ("TYPESAFE_API_KEY", Provider.TYPESAFE))  # auto's order
+
+
+class Source(str, Enum):
+    """Where a flag's value came from (the command line wins over the ini file)."""
+
+    COMMAND_LINE = "command line"
+    INI = "ini"
 
     def __str__(self) -> str:
         return self.value
@@ -118,6 +149,9 @@ FLAGS = (
          "pinned model) from this run, instead of checking them", False, "bool", ini=False),
     Flag("jev-min-covered", "protocol: fewest decided samples a tuned threshold needs (default 10; a held-out run "
          "takes the frozen one)", None, "int", metavar="N"),
+    Flag("jev-baseline", "compare with a baseline, item by item (regressed, fixed, paired interval, McNemar): a "
+         "backend or results folder name as --jev-backend takes, or a recording file or folder; for the jev "
+         "fixture, an answers file or folder", None, metavar="NAME|PATH", ini=False),
     # the jev fixture's own
     Flag("jev-threshold", f"probability a claim needs for jev.holds (default {DEFAULT_THRESHOLD}); jev.lacks needs at "
          "most 1 minus this; score comparisons need this much mass", DEFAULT_THRESHOLD, "float", metavar="P",
@@ -125,8 +159,17 @@ FLAGS = (
     Flag("jev-answers-dir", f"folder, beside each test module, of the jev fixture's recorded answers (default "
          f"{ANSWERS_DIR})", ANSWERS_DIR, metavar="DIR",
          ini_help=f"folder of recorded answers beside each test module ({ANSWERS_DIR})"),
+    # pytest-jev 0.1.0's flags, accepted so its CI lines run unchanged; each has its nearest meaning here, and
+    # the fixture's summary says in one line what it did (fixture/migration.py)
+    Flag("jev-provider", "pytest-jev's: which backend --jev-record uses when --jev-backend is not given: "
+         "typesafe (jev), openrouter, auto (openrouter if OPENROUTER_API_KEY is set, else jev if TYPESAFE_API_KEY "
+         "is); replay is unchanged", None, metavar="auto|openrouter|typesafe"),
+    Flag("jev-no-cache", "pytest-jev's: an overridden jev_client is asked again, not answered from "
+         ".pytest_cache; recorded answers still replay (--jev-record=all asks those again)", False, "bool",
+         ini=False),
+    Flag("jev-require", "pytest-jev's: nothing more to require here, an answer that is not recorded always "
+         "fails its test", False, "bool"),
 )
-
 
 
 @dataclass(frozen=True)
@@ -163,12 +206,26 @@ class Options:
     registry: bool = False  # the rootdir holds index.json: results files are checked (check[results])
     threshold: float = DEFAULT_THRESHOLD  # the jev fixture's claim threshold
     answers_dir: str = ANSWERS_DIR  # the jev fixture's answers folder
+    provider: Provider | None = None  # pytest-jev's --jev-provider (the backend it names is in `backend`)
+    no_cache: bool = False  # pytest-jev's --jev-no-cache: an overridden jev_client's cache is not read
+    require: bool = False  # pytest-jev's --jev-require: accepted; an unrecorded answer fails anyway
     given: tuple[tuple[str, str], ...] = ()  # (flag, value) of the --jev-* flags given on the command line
+    sources: tuple[tuple[str, Source], ...] = ()  # (flag, where it was set) of every --jev-* flag this run set
     catalog: Catalog = field(default_factory=Catalog, compare=False, repr=False)  # the run's backend kinds
+    baseline: BackendSpec | None = None  # --jev-baseline naming a backend or results folder, parsed once
+    baseline_path: Path | None = None  # --jev-baseline naming a file or folder (a recording, or answers)
+
+    @property
+    def baseline_given(self) -> bool:
+        return self.baseline is not None or self.baseline_path is not None
 
     def given_flag(self, name: str) -> str | None:
         """The value of --<name> as given on the command line (for hints that repeat it); None."""
         return next((value for flag, value in self.given if flag == name), None)
+
+    def source(self, name: str) -> Source | None:
+        """Where --<name> was set: on the command line, in the ini file, or (None) nowhere."""
+        return next((where for flag, where in self.sources if flag == name), None)
 
 
 def options_of(config: pytest.Config) -> Options:
@@ -204,13 +261,19 @@ def addoption(parser: pytest.Parser) -> None:
             parser.addini(flag.dest, help=flag.ini_help or flag.help, default=None, type=kind)
 
 
-def _raw(config: pytest.Config, flag: Flag) -> Any:
+def _read(config: pytest.Config, flag: Flag) -> tuple[Any, Source | None]:
+    """A flag's value (the command line's, else the ini file's, else its default) and where it
+    was set (None: nowhere, the default)."""
     value = config.getoption(flag.dest)
-    if value is None and flag.ini:
+    if value is not None:
+        return value, Source.COMMAND_LINE
+    if flag.ini:
         value = config.getini(flag.dest)
-        if value in ("", None, []):
-            value = None
-    return flag.default if value is None else value
+        if value not in ("", None, [], False):
+            return value, Source.INI
+        if value is False:  # an unset ini bool reads as False
+            return False, None
+    return flag.default, None
 
 
 def _number(flag: Flag, value: Any, convert: Callable[[Any], Any], check: Callable[[Any], bool], wanted: str) -> Any:
@@ -227,9 +290,10 @@ def _number(flag: Flag, value: Any, convert: Callable[[Any], Any], check: Callab
 
 def parse(config: pytest.Config) -> Options:
     by_name = {f.name: f for f in FLAGS}
+    read = {flag.name: _read(config, flag) for flag in FLAGS}
 
     def get(name: str) -> Any:
-        return _raw(config, by_name[name])
+        return read[name][0]
 
     def num(name: str, convert: Callable[[Any], Any], check: Callable[[Any], bool], wanted: str) -> Any:
         return _number(by_name[name], get(name), convert, check, wanted)
@@ -240,6 +304,7 @@ def parse(config: pytest.Config) -> Options:
                           fix="pass --jev-case-items=auto|all|none")
     json_path = get("jev-json")
     record_mode = _record_mode(get("jev-record"), bool(get("jev-replay")))
+    provider = _provider(get("jev-provider"))
     protocol, split = _protocol(bool(get("jev-tune")), bool(get("jev-heldout")), (get("jev-split") or "").strip())
     repeat = num("jev-repeat", int, lambda n: n >= 1, "a whole number >= 1")
     if repeat > 1 and record_mode is None and not get("jev-dry-run"):
@@ -249,6 +314,9 @@ def parse(config: pytest.Config) -> Options:
     model, base_url = get("jev-model") or None, get("jev-base-url") or None
     catalog = Catalog(kind for kinds in config.hook.pytest_jev_backend_kinds(config=config) for kind in kinds)
     text = get("jev-backend") or None
+    if text is None and provider is not None and (record_mode is not None or get("jev-dry-run")):
+        text = provider_backend(provider)  # pytest-jev's provider names the backend that records
+    baseline, baseline_path = _baseline(get("jev-baseline"), catalog, config.invocation_params.dir)
     return Options(
         replay=bool(get("jev-replay")),
         recording=get("jev-recording"),
@@ -282,10 +350,25 @@ def parse(config: pytest.Config) -> Options:
         registry=Path(config.rootpath, "index.json").is_file(),
         threshold=threshold,
         answers_dir=str(get("jev-answers-dir")),
-        given=tuple((flag.name, str(value)) for flag in FLAGS
-                    if (value := config.getoption(flag.dest)) is not None and flag.kind != "bool"),
+        provider=provider,
+        no_cache=bool(get("jev-no-cache")),
+        require=bool(get("jev-require")),
+        given=tuple((name, str(value)) for name, (value, where) in read.items()
+                    if where is Source.COMMAND_LINE and by_name[name].kind != "bool"),
+        sources=tuple((name, where) for name, (_value, where) in read.items() if where is not None),
         catalog=catalog,
+        baseline=baseline,
+        baseline_path=baseline_path,
     )
+
+
+def _baseline(value: Any, catalog: Catalog, here: Path) -> tuple[BackendSpec | None, Path | None]:
+    """--jev-baseline: a backend spec or a path (recording_lookup.parse_target)."""
+    if value is None:
+        return None, None
+    from .recording_lookup import parse_target  # reads no file: only when the flag is given
+
+    return parse_target(str(value), catalog, here)
 
 
 def _record_mode(value: Any, replay: bool) -> RecordMode | None:
@@ -304,15 +387,48 @@ def _record_mode(value: Any, replay: bool) -> RecordMode | None:
 
 
 def _threshold(value: Any) -> float:
-    """The fixture's claim threshold: 0.5 to 1 (below 0.5 a claim could pass holds and lacks at once)."""
+    """The fixture's claim threshold: 0.5 to 1 (below 0.5 a claim could pass holds and lacks at
+    once). Out of range, pytest-jev's words come first: CI logs are grepped for them."""
+    fix = "pass --jev-threshold=<0.5..1> (or set jev_threshold)"
     try:
         threshold = float(value)
     except (TypeError, ValueError):
-        threshold = math.nan
-    if not 0.5 <= threshold <= 1.0:
-        raise OptionError(f"--jev-threshold={str(value)!r} is not a threshold between 0.5 and 1",
-                          fix="pass --jev-threshold=<0.5..1> (or set jev_threshold)")
-    return threshold
+        raise OptionError(f"--jev-threshold={str(value)!r} is not a number", fix=fix) from None
+    try:
+        return check_threshold(threshold)
+    except ValueError as exc:
+        raise OptionError(str(exc), fix=fix) from None
+
+
+def _provider(value: Any) -> Provider | None:
+    """pytest-jev's --jev-provider, as a Provider; None when not set."""
+    text = str(value or "").strip().lower()
+    if not text:
+        return None
+    try:
+        return Provider(text)
+    except ValueError:
+        raise OptionError(f"--jev-provider={text!r} is not one of: {', '.join(p.value for p in Provider)} "
+                          "(pytest-jev's providers)",
+                          fix="pass --jev-provider=typesafe|openrouter|auto, or --jev-backend=NAME") from None
+
+
+def provider_backend(provider: Provider | str, env: Mapping[str, str] | None = None) -> str:
+    """The backend kind that records for pytest-jev's `--jev-provider` (parsed into a BackendSpec
+    by the catalog, as a --jev-backend of that name would be): typesafe is `jev`, openrouter is
+    `openrouter` (Jev through OpenRouter); auto is openrouter when OPENROUTER_API_KEY is set, else
+    jev when TYPESAFE_API_KEY is, as pytest-jev chooses. OptionError (in pytest-jev's words)
+    without a key."""
+    provider = Provider(provider)
+    if provider is not Provider.AUTO:
+        return PROVIDER_KINDS[provider]
+    env = os.environ if env is None else env
+    for variable, chosen in AUTO_KEYS:
+        if env.get(variable, "").strip():
+            return PROVIDER_KINDS[chosen]
+    raise OptionError("pytest-jev: no API key found, set TYPESAFE_API_KEY or OPENROUTER_API_KEY (--jev-provider=auto "
+                      "records with the backend whose key is set)",
+                      fix="set one, or name the backend with --jev-backend (sparrow records offline, without a key)")
 
 
 def _protocol(tune: bool, heldout: bool, split: str) -> tuple[ProtocolRole | None, str | None]:

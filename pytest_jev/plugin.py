@@ -35,7 +35,15 @@ from .packs.model import Pack
 from .protocol.outputs import write
 from .report.json import write_runs
 from .report.terminal import write_summary
-from .stash import MISMATCH_COUNT_KEY, MISMATCH_KEY, OPTIONS_KEY, RUNS_KEY, STABILITY_KEY, WRITTEN_KEY
+from .stash import (
+    MISMATCH_COUNT_KEY,
+    MISMATCH_KEY,
+    OPTIONS_KEY,
+    REGRESSED_KEY,
+    RUNS_KEY,
+    STABILITY_KEY,
+    WRITTEN_KEY,
+)
 from .xdist import XdistBridge
 
 
@@ -137,9 +145,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    if getattr(report, "user_properties", None) and report.when == "call" and report.passed and any(
-            key in (MISMATCH_KEY, MISMATCH_COUNT_KEY) for key, _ in report.user_properties):
-        return "mismatched", "M", ("MISMATCH", {"yellow": True})
+    if getattr(report, "user_properties", None) and report.when == "call" and report.passed:
+        keys = {key for key, _ in report.user_properties}
+        if REGRESSED_KEY in keys:  # right in the --jev-baseline recording, wrong now
+            return "regressed", "R", ("REGRESSED", {"red": True})
+        if keys & {MISMATCH_KEY, MISMATCH_COUNT_KEY}:
+            return "mismatched", "M", ("MISMATCH", {"yellow": True})
     return None
 
 
@@ -170,7 +181,7 @@ class JevReporter:
         """
         per_case: list[tuple[str, dict[str, Any]]] = []
         bulk_nodes: set[str] = set()
-        for category in ("mismatched", "failed"):
+        for category in ("mismatched", "regressed", "failed"):
             for report in stats.get(category, ()):
                 if getattr(report, "when", None) != "call":
                     continue

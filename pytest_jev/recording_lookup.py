@@ -8,8 +8,9 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from .backends.catalog import Catalog
 from .backends.kinds import BackendSpec
-from .errors import RecordingNotFound
+from .errors import OptionError, RecordingNotFound
 from .fileio import exists, is_regular
 from .formats.backend_json import folder_identity
 from .paths import pack_recording, predictions_in, recording_file, safe_name
@@ -90,3 +91,18 @@ def find_recording(pack_dir: Path, pack_id: str, *, explicit: str | None, backen
     raise RecordingNotFound(
         f"no recording for pack '{pack_id}' (tried {where})",
         fix=f"record one with `{how}`, or point at one with --jev-recording PATH / --jev-backend NAME")
+
+
+def parse_target(text: str, catalog: Catalog, here: Path, flag: str = "--jev-baseline"
+                 ) -> tuple[BackendSpec | None, Path | None]:
+    """A recording named as --jev-baseline (or `jev-packs flips`) names it: a path when it names an
+    existing file or folder (from `here`) or looks like one (a `/`, or a .jsonl/.json name), else a
+    backend or results folder name, parsed by the catalog as --jev-backend is (without --jev-model,
+    which names the current backend's model)."""
+    text = text.strip()
+    if not text:
+        raise OptionError(f"{flag} is empty", fix=f"pass {flag} NAME|PATH")
+    path = Path(text)
+    if (here / path).exists() or "/" in text or "\\" in text or text.endswith((".jsonl", ".json")):
+        return None, here / path
+    return catalog.parse(text), None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the file models cost ~30 ms to define; a session without packs never needs them
+    from .formats.flips_json import FlipReport
     from .formats.identity_json import Dataset, Identity
     from .formats.protocol_json import ProtocolRun
     from .formats.run_json import Detail, LocaleNumbers
@@ -212,6 +213,7 @@ class RunResult:
     suggestion_by_locale: Mapping[str, Suggestion | None] | None = None
     protocol: ProtocolRun | None = None  # a tune or held-out run: report, thresholds, per-sample results
     detail: Detail | None = None  # for the registry: reliability bins, curve, locales, per-case marks
+    flips: FlipReport | None = None  # against --jev-baseline: regressed and fixed items, paired interval, power
 
     @property
     def key(self) -> RunKey:
@@ -260,11 +262,13 @@ class RunResult:
                                      if self.suggestion_by_locale is not None else None),
             **({"protocol": self.protocol.to_json()} if self.protocol is not None else {}),
             **({"detail": self.detail.to_json()} if self.detail is not None else {}),
+            **({"flips": self.flips.to_json()} if self.flips is not None else {}),
         }
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RunResult:
         """The inverse of to_json (xdist workers ship their runs to the controller this way)."""
+        from .formats.flips_json import FlipReport
         from .formats.identity_json import dataset_or_none, identity_or_none
         from .formats.protocol_json import ProtocolRun
         from .formats.run_json import Detail, LocaleNumbers
@@ -302,4 +306,5 @@ class RunResult:
                                   if doc.get("suggestion_by_locale") is not None else None),
             protocol=ProtocolRun.from_json(doc["protocol"]) if doc.get("protocol") is not None else None,
             detail=Detail.from_json(doc["detail"]) if doc.get("detail") is not None else None,
+            flips=FlipReport.from_json(doc["flips"]) if doc.get("flips") is not None else None,
         )

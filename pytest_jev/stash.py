@@ -3,7 +3,8 @@
 - config.stash (pytest.StashKey, as junitxml keeps its state): the parsed options, the runs of
   this process, the --jev-repeat stability results, whether the GC is frozen, the fixture's state;
 - report.user_properties (re-fired on the xdist controller with every report): a case item's
-  mismatches, a bulk item's count of them, the files a check[results] item wrote;
+  mismatches (and how many of its items regressed), a bulk item's count of them, the files a
+  check[results] item wrote;
 - config.workeroutput (an xdist worker's plain data for the controller): its runs and failures,
   and the fixture's shard.
 """
@@ -28,6 +29,7 @@ FIXTURE_KEY: pytest.StashKey[FixtureSession] = pytest.StashKey()
 
 MISMATCH_KEY = "jev_mismatch"  # user_properties: one case's mismatches (JSON)
 MISMATCH_COUNT_KEY = "jev_mismatch_count"  # user_properties: a bulk item's count of them
+REGRESSED_KEY = "jev_regressed"  # user_properties: how many of a case's items regressed (--jev-baseline)
 WRITTEN_KEY = "jev_written"  # user_properties: the files a check[results] item wrote
 
 RUNS_OUTPUT_KEY = "jev_runs"  # workeroutput: the worker's RunResults (JSON)

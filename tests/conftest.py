@@ -18,6 +18,7 @@ import jsonschema  # noqa: F401
 import numpy
 import numpy.random  # noqa: F401
 import pytest
+import scipy.stats  # noqa: F401  (--jev-baseline's statistics)
 import yaml  # noqa: F401
 from jevassert_env import VERSION as JEVASSERT_VERSION
 from jevassert_env import JevassertUnavailable, ensure_jevassert
@@ -36,6 +37,10 @@ COMPAT = Path(__file__).resolve().parents[2] / "shared" / "compat" / "jev-packs"
 # hypothesis keeps what it stores (the examples it found, its constants cache) in a folder of the
 # temporary directory, not in the checkout: a test run leaves the checkout as it found it
 hypothesis.configuration.set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "jev-packs-hypothesis")
+
+# pytest-jev's own examples (MIT, tests/peer_examples/README.md): run on their own, by
+# test_fixture_peer_examples.py or `pytest tests/peer_examples`; the failures demo fails on purpose
+collect_ignore = ["peer_examples"]
 
 # The pytest runs these tests start (pytester, in process or not, and plain subprocesses) load the
 # plugins under test, not hypothesis' and anyio's: those two cost ~2 s of a 3 s subprocess run here.

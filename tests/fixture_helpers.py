@@ -50,6 +50,12 @@ def outcomes(text: str) -> dict[str, str]:
     return found
 
 
+def failure_text(out: str) -> list[str]:
+    """The `E` lines of every failure, whitespace-normalised (the traceback around them shows each
+    plugin's own source, which differs by design)."""
+    return sorted(" ".join(line[1:].split()) for line in out.splitlines() if line.startswith("E "))
+
+
 def claims_request(text: Any, claims: Sequence[str], context: Mapping[str, Any] | None = None
                    ) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
     """The (state, questions) pytest-jev sends for jev.holds / lacks / expect."""

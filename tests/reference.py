@@ -77,3 +77,27 @@ def cohen_kappa(first, second):
     if expected == 1.0:
         return 1.0
     return (observed - expected) / (1 - expected)
+
+
+def paired_bootstrap(gained, items, b, seed=0):
+    """The paired accuracy difference's percentile interval, resampling cases: each resample
+    draws len(items) case indices with random.Random(seed).randrange, and its statistic is the
+    drawn cases' summed gains over their summed items."""
+    if not items or b <= 0:
+        return None
+    return bootstrap(list(zip(gained, items)), lambda s: sum(g for g, _ in s) / sum(m for _, m in s), b, seed)
+
+
+def mcnemar_power_by_enumeration(n, discordance, difference, p_value, alpha=0.05):
+    """The power of a McNemar test on n independent pairs, by enumerating every (b, c) outcome
+    of the trinomial (b: right only in the worse, c: only in the better, n - b - c: alike) with
+    its exact probability, and asking `p_value(b, c)` whether it rejects (p < alpha)."""
+    worse, better = (discordance - difference) / 2, (discordance + difference) / 2
+    alike = 1 - discordance
+    total = 0.0
+    for b in range(n + 1):
+        for c in range(n + 1 - b):
+            if p_value(b, c) < alpha:
+                ways = math.comb(n, b) * math.comb(n - b, c)
+                total += ways * worse**b * better**c * alike ** (n - b - c)
+    return total

@@ -91,3 +91,11 @@ def test_a_module_over_400_lines_says_why_at_its_top(path: Path) -> None:
         return
     docstring = ast.get_docstring(ast.parse(text)) or ""
     assert LONG_MODULE_REASON in docstring, f"{path.name} has {text.count(chr(10))} lines and no reason at its top"
+
+
+def test_only_options_reads_flags_and_ini_values() -> None:
+    """Every --jev-* flag and ini key is parsed once, in options.py, into the frozen Options
+    (issue 17); no other module calls config.getoption or config.getini, the fixture included."""
+    readers = [str(path.relative_to(PACKAGE)) for path in modules() if path.name != "options.py"
+               and re.search(r"\.(getoption|getini)\(", path.read_text(encoding="utf-8"))]
+    assert readers == []

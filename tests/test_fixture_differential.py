@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from fixture_helpers import outcomes
+from fixture_helpers import failure_text, outcomes
 from fixture_suite import FAKE_CONFTEST, SUITE
 from jevassert_env import clean_env
 from pytestjev_env import VERSION, PytestJevUnavailable, ensure_pytest_jev
@@ -59,12 +59,6 @@ def run(python: Path | str, project: Path, *args: str) -> str:
                           check=False)
     assert done.returncode in (0, 1, 5), done.stdout[-3000:] + done.stderr[-3000:]
     return done.stdout
-
-
-def failure_text(out: str) -> list[str]:
-    """The `E` lines of every failure, whitespace-normalised (the traceback around them shows each
-    plugin's own source, which differs by design)."""
-    return sorted(" ".join(line[1:].split()) for line in out.splitlines() if line.startswith("E "))
 
 
 def summary(out: str) -> str:

@@ -92,6 +92,22 @@ def test_no_recording(jev_pack_result):
     assert "Traceback" not in result.stdout.str()
 
 
+def test_a_broken_pack_fails_with_its_one_line_once(pytester: pytest.Pytester) -> None:
+    bad = pytester.path / "elsewhere" / "bad"
+    bad.mkdir(parents=True)
+    (bad / "pack.yaml").write_text("id: [bad\n", encoding="utf-8")
+    pytester.makepyfile(test_bad='''
+def test_bad(jev_pack_result):
+    jev_pack_result("bad", path="elsewhere/bad")
+''')
+    result = pytester.runpytest("-p", "no:cacheprovider", "test_bad.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["jev_pack_result: */elsewhere/bad/pack.yaml*"])
+    out = result.stdout.str()
+    assert "During handling of the above exception" not in out and "Traceback" not in out
+    assert not [line for line in result.stdout.lines if line.startswith(str(bad))]  # the PackError chained before
+
+
 @pytest.mark.parametrize("collected", [True, False])
 def test_a_refused_run_fails_with_one_line(pytester: pytest.Pytester, collected: bool) -> None:
     folder = write_split_pack(pytester.path / "packs")

@@ -181,6 +181,34 @@ def test_second(jev):
     result.assert_outcomes(failed=2)
     out = result.stdout.str()
     assert out.count("jev: backend jev: HTTP 401") >= 2 and "check TYPESAFE_API_KEY" in out and KEY not in out
+    assert_one_line(out, "HTTP 401 from ")
+
+
+def assert_one_line(out: str, error: str) -> None:
+    """A failure shows our one line only: not the error it was made from, chained before it."""
+    assert "During handling of the above exception" not in out
+    assert not [line for line in out.splitlines() if line.startswith(error)], out
+
+
+def test_a_backend_that_cannot_be_built_fails_the_test_in_one_line(pytester: pytest.Pytester) -> None:
+    """The jev_backend fixture (through the pytest_jev_make_backend hook) refuses with a JevError:
+    the test fails with one line naming the backend, and nothing is written."""
+    pytester.makeconftest('''
+from pytest_jev.errors import OptionError
+
+
+def pytest_jev_make_backend(spec, options, pack, config):
+    raise OptionError("the gateway is down", fix="try again later")
+''')
+    pytester.makepyfile(test_e='''
+def test_refused(jev):
+    jev.holds("x", "is refused")
+''')
+    result = run(pytester, "--jev-record", "--jev-backend=mock")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["jev: backend mock: the gateway is down; try again later"])
+    assert_one_line(result.stdout.str(), "the gateway is down")
+    assert not answers(pytester, "test_e").exists()
 
 
 def test_xdist_workers_write_what_a_serial_run_writes(pytester: pytest.Pytester) -> None:

@@ -204,7 +204,11 @@ def test_thresholds_markers_and_the_jev_marker(pytester: pytest.Pytester, args: 
 def test_a_bad_threshold_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--jev-threshold=0.3")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--jev-threshold='0.3' is not a threshold between 0.5 and 1*"])
+    result.stderr.fnmatch_lines(["ERROR: jev threshold must be between 0.5 and 1, got 0.3; pass "
+                                 "--jev-threshold=<0.5..1> (or set jev_threshold)"])
+    result = pytester.runpytest("-o", "jev_threshold=often")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --jev-threshold='often' is not a number; pass --jev-threshold=<0.5..1> *"])
 
 
 def test_failure_text_shows_bars(pytester: pytest.Pytester) -> None:

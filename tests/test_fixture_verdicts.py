@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from pytest_jev.fixture.judge import Jev, check_threshold, claim_question, describe_claims, score_levels
-from pytest_jev.fixture.verdicts import ChoiceVerdict, Claim, Claims, ScoreVerdict, assertrepr, bar, preview
+from pytest_jev.fixture.judge import Jev, claim_question, describe_claims, score_levels
+from pytest_jev.verdicts import ChoiceVerdict, Claim, Claims, ScoreVerdict, assertrepr, bar, check_threshold, preview
 
 
 def test_claim_bands() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,10 +21,12 @@ from packfiles import only_injected_failures, write_split_pack
 
 from conftest import COMPAT, write_pack
 from pytest_jev.fileio import encode_line
+from pytest_jev.fixture.answers import encode as answers_encode
 from pytest_jev.formats import FORMATS, Format, format_named, format_of
 from pytest_jev.formats.answers_line import AnswerLine
 from pytest_jev.formats.audit_line import LabelsLine
 from pytest_jev.formats.backend_json import BackendInfo
+from pytest_jev.formats.flips_json import FlipReport
 from pytest_jev.formats.index_json import RegistryIndex
 from pytest_jev.formats.protocol_json import Comparison, ProtocolReport, SampleLine, Thresholds
 from pytest_jev.formats.recording_line import RecordingLine
@@ -101,7 +104,7 @@ def test_each_schema_is_draft_2020_12_with_an_id_a_title_and_deliberate_addition
 def test_the_committed_registry_holds_files_of_each_registry_format() -> None:
     found = {fmt.schema for _, fmt in COMMITTED}
     assert found >= {"recording-line", "backend", "results", "protocol-report", "thresholds", "sample-line",
-                     "comparison", "index"}
+                     "comparison", "index", "flips"}
 
 
 @pytest.mark.parametrize(("path", "fmt"), COMMITTED, ids=[str(p.relative_to(ROOT)) for p, _ in COMMITTED])
@@ -132,6 +135,12 @@ def _dumped(fmt: Format, text: str, doc: dict[str, Any], tmp_path: Path) -> str:
         return ResultsFile.from_json(doc).dumps()
     if fmt.schema == "index":
         return RegistryIndex.from_json(doc).dumps()
+    if fmt.schema == "answers-line":
+        line = AnswerLine.from_json(doc)
+        assert line is not None
+        return answers_encode(line).decode("utf-8").rstrip("\n")
+    if fmt.schema == "flips":
+        return FlipReport.from_json(doc).dumps()
     model = {"protocol-report": ProtocolReport, "thresholds": Thresholds, "comparison": Comparison}[fmt.schema]
     return model.from_json(doc).write(tmp_path / "out.json").read_text(encoding="utf-8")  # type: ignore[attr-defined]
 
@@ -381,3 +390,28 @@ def test_harvest_and_audit_write_valid_files(tmp_path: Path) -> None:
                            capture_output=True, text=True, check=False)
     assert kappa.returncode == 0, kappa.stderr
     assert json.loads(kappa.stdout)[0]["n"] == len(blind)
+
+
+def test_a_run_with_a_baseline_writes_valid_flips_in_jev_json_and_jev_packs_flips_writes_a_valid_report(
+        pytester: pytest.Pytester) -> None:
+    """--jev-baseline's `flips` in --jev-json, and `jev-packs flips --json`, against flips.schema.json;
+    and the run's report is the committed one of results/flips/ (the same path computes both)."""
+    folders = ("results/minilm-l6-int8-zeroshot-1.0.0", "results/sparrow-0.2.0-nano-general-v1.1")
+    for name in ("packs/moderation", *folders):
+        shutil.copytree(ROOT / name, pytester.path / name, ignore=shutil.ignore_patterns("*.md", "*.results.*"))
+    pytester.runpytest("packs", "--jev-replay", "--jev-backend=minilm-l6-int8-zeroshot-1.0.0",
+                       "--jev-baseline=sparrow-0.2.0-nano-general-v1.1", "--jev-json", "out.json", "-p",
+                       "no:cacheprovider")
+    check_file("jev-json", pytester.path / "out.json", "write it again", lines=False)
+    (run,) = JevJson.read(pytester.path / "out.json").runs
+    committed = ROOT / "results/flips/minilm-l6-int8-zeroshot-1.0.0/moderation.json"
+    assert run.flips is not None and run.flips.dumps() == committed.read_text(encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "pytest_jev", "flips", "minilm", "sparrow", "--pack",
+                           "packs/moderation", "--json", "flips.json", "--out", "flips.md"], cwd=pytester.path,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    check_file("flips", pytester.path / "flips.json", "regenerate it", lines=False)
+    report = FlipReport.read(pytester.path / "flips.json")
+    assert (report.current.name, report.baseline.name) == ("minilm", "sparrow")
+    assert (report.regressed, report.fixed, report.accuracy_delta_ci) == (
+        run.flips.regressed, run.flips.fixed, run.flips.accuracy_delta_ci)

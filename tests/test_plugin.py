@@ -361,3 +361,23 @@ def test_json_report_escapes_a_lone_surrogate_instead_of_crashing(tmp_path: Path
     assert json.loads(path.read_text(encoding="ascii"))["runs"][0]["recorded_models"] == ["m-\ud800"]
     write_runs(path, [replace(run, backend="café")])
     assert "café" in path.read_text(encoding="utf-8")  # readable UTF-8 whenever it can be
+
+
+def test_the_readme_options_table_lists_every_flag_and_its_ini_twin() -> None:
+    """README's options table holds each flag options.FLAGS declares, with its ini twin ('-' for
+    a flag without one, 'same' for a row of two flags), and no flag FLAGS does not declare."""
+    import re
+
+    from pytest_jev.options import FLAGS
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("\n## Options\n", 1)[1].split("\n## ", 1)[0]
+    rows: dict[str, str] = {}
+    for line in table.splitlines():
+        cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+        if line.startswith("| `--jev-") and len(cells) == 3:
+            for flag in re.findall(r"`--(jev-[a-z-]+)", cells[0]):
+                rows[flag] = cells[1]
+    assert sorted(rows) == sorted(flag.name for flag in FLAGS)
+    for flag in FLAGS:
+        assert rows[flag.name] in ((f"`{flag.dest}`", "same") if flag.ini else ("-",)), flag.name

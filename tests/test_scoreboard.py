@@ -564,6 +564,28 @@ def test_this_repository_page_in_a_browser(tmp_path: Path) -> None:
     write_scoreboard(root)
     dom = check_in_browser(root, tmp_path)
     assert expected_cells(root) and set(dom.rows) >= expected_cells(root)
+    # each pack's detectable difference, in the overview and in its block, and beside every tie
+    board = build(root)
+    shown = {str(attrs["data-detectable"]) for tag, attrs in dom.tags if "data-detectable" in attrs}
+    sentences = {str(attrs["data-power"]) for tag, attrs in dom.tags if "data-power" in attrs}
+    splits = {p.id + (f"::{s.split}" if s.split else ""): s for p in board.packs for s in p.splits}
+    assert shown == sentences == set(splits) and len(splits) >= 9
+    text = " ".join("".join(dom.text).split())
+    for split in splits.values():
+        assert split.power is not None and split.power.detectable_difference is not None
+        assert f"tells accuracy differences of {100 * split.power.detectable_difference:.1f} pp or more" in text
+    ties = [(p.id, s.split, c.backend.folder, s.pairs[s.leader][c.backend.folder]) for p in board.packs
+            for s in p.splits for c in s.columns if c.standing == "tied" and s.leader]
+    assert ties, "the committed registry has ties"
+    for pack, split, backend, pair in ties:
+        assert pair.detectable is not None
+        assert f"this pack cannot tell differences below {100 * pair.detectable:.1f} pp" in dom.rows[
+            (pack, split, backend)]
+    shot = tmp_path / "page.png"
+    run = browse(root / "docs" / "index.html", tmp_path, f"--screenshot={shot}", "--hide-scrollbars")
+    assert run.returncode == 0 and shot.stat().st_size > 50_000
+    if os.environ.get("JEV_KEEP_SCREENSHOT"):  # to look at the page: JEV_KEEP_SCREENSHOT=/tmp/board.png
+        shutil.copy(shot, os.environ["JEV_KEEP_SCREENSHOT"])
 
 
 # --- the seed registry's corpus --------------------------------------------------------------------

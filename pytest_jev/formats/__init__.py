@@ -52,10 +52,13 @@ FORMATS = (
            "re-run the protocol run that wrote it (--jev-tune / --jev-heldout)"),
     Format("comparison", "protocol_json:Comparison", "results/comparisons/<pack>.<split>.json", False,
            "merge the reports again (jev-packs merge)"),
+    Format("flips", "flips_json:FlipReport", "results/flips/<current>/<pack>[.<split>].json", False,
+           "regenerate it (jev-packs refresh)"),
     Format("index", "index_json:RegistryIndex", "index.json", False,
            "regenerate it with `jev-packs refresh` (or `jev-packs index`)"),
     Format("answers-line", "answers_line:AnswerLine",
-           "tests/jev_answers/<module>.jsonl and its journals .<module>.journal-<writer>.jsonl", True,
+           "tests/jev_answers/<module>.jsonl and its journals .<module>.journal-<writer>.jsonl; an overridden "
+           "jev_client's cache .pytest_cache/d/jev_client/<module path>.jsonl", True,
            "repair or delete the line, or re-record the module's answers with --jev-record=all"),
     Format("harvest-row", "harvest_row:HarvestRow", "<out>/<pack>.harvest.jsonl (jev-packs harvest)", True,
            "run jev-packs harvest again"),
@@ -76,7 +79,7 @@ def format_of(path: PurePath) -> Format | None:
     name, folder = path.name, path.parent.name
     if name == "predictions.jsonl" or name.endswith(".predictions.jsonl") or _RECORDING.search(name):
         return format_named("recording-line")
-    if folder == "jev_answers" and name.endswith(".jsonl"):
+    if name.endswith(".jsonl") and (folder == "jev_answers" or _in_client_cache(path)):
         return format_named("answers-line")
     if name.endswith(".harvest.jsonl"):
         return format_named("harvest-row")
@@ -86,6 +89,8 @@ def format_of(path: PurePath) -> Format | None:
         return format_named("sample-line")
     if name == "index.json" and folder != "comparisons":
         return format_named("index")
+    if name.endswith(".json") and path.parent.parent.name == "flips" and path.parent.parent.parent.name == "results":
+        return format_named("flips")
     if not name.endswith(".json") or path.parent.parent.name != "results":
         return None
     if folder == "comparisons":
@@ -97,6 +102,12 @@ def format_of(path: PurePath) -> Format | None:
     if _REPORT.search(name):
         return format_named("protocol-report")
     return format_named("results")
+
+
+def _in_client_cache(path: PurePath) -> bool:
+    """Under pytest's cache folder's d/jev_client/ (fixture/client_cache.py), at any depth."""
+    parts = path.parts
+    return any(parts[i:i + 2] == ("d", "jev_client") for i in range(len(parts) - 1))
 
 
 _RECORDING = re.compile(r"\.predictions(-r[0-9]+)?\.jsonl(\.journal\.jsonl)?$")  # rounds, journals

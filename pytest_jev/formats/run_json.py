@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import JevError
 from ..fileio import atomic_write
@@ -27,6 +27,9 @@ from .backend_json import Pricing
 from .identity_json import Dataset, Identity, dataset_or_none, identity_or_none
 from .protocol_json import ProtocolRun
 from .schemas import FormatError, read_object
+
+if TYPE_CHECKING:  # a flip report's model loads with the first one read (a run with --jev-baseline)
+    from .flips_json import FlipReport
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,13 +248,13 @@ RUN_KEYS = (
     "threshold_coverage", "gates", "gates_skipped", "recorded_models", "pricing", "backend", "recording",
     "recording_sha256", "split", "target_precision", "bootstrap_resamples", "seed", "mismatched_cases",
     "invalid_cases", "unknown_case_ids", "mode", "mismatches", "rubric", "rubric_status", "state_unchecked",
-    "price_source", "identity", "dataset", "locales", "suggestion_by_locale", "protocol", "detail")
+    "price_source", "identity", "dataset", "locales", "suggestion_by_locale", "protocol", "detail", "flips")
 # The run keys a results file leaves out (its detail holds the locales), and the provenance it adds after them.
 NOT_IN_RESULTS = ("recording", "mismatches", "protocol", "unknown_case_ids", "gates_skipped", "state_unchecked",
-                  "locales", "suggestion_by_locale")
+                  "locales", "suggestion_by_locale", "flips")
 PROVENANCE = ("kind", "pack_version", "predictions", "predictions_sha256", "report", "recorded_at")
 RESULTS_KEYS = tuple(key for key in RUN_KEYS if key not in NOT_IN_RESULTS) + PROVENANCE
-OPTIONAL = ("protocol", "detail")  # left out, not null, when a run has none
+OPTIONAL = ("protocol", "detail", "flips")  # left out, not null, when a run has none
 _SCALARS: dict[str, Any] = {
     **dict.fromkeys(("pack", "version", "record_model", "tested", "backend", "recording_sha256", "split", "mode",
                      "rubric", "rubric_status", "price_source"), v.string),
@@ -435,10 +438,13 @@ class RunObject(RunNumbers):
     unknown_case_ids: tuple[str, ...] = ()
     mismatches: tuple[MismatchEntry, ...] = ()
     protocol: ProtocolRun | None = None  # a tune or held-out run (--jev-tune, --jev-heldout)
+    flips: FlipReport | None = None  # against --jev-baseline
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> RunObject:
-        protocol = doc.get("protocol")
+        protocol, flips = doc.get("protocol"), doc.get("flips")
+        if isinstance(flips, Mapping):
+            from .flips_json import FlipReport  # see the imports above
         return cls(**cls.numbers_of(doc), gates_skipped=v.flag(doc.get("gates_skipped")),
                    state_unchecked=v.integer(doc.get("state_unchecked")),
                    locales=({loc: LocaleNumbers.from_json(n) for loc, n in doc["locales"].items()
@@ -449,6 +455,7 @@ class RunObject(RunNumbers):
                    recording=v.string(doc.get("recording")), unknown_case_ids=v.strings(doc.get("unknown_case_ids")),
                    mismatches=tuple(MismatchEntry.from_json(m) for m in _objects(doc.get("mismatches"))),
                    protocol=ProtocolRun.from_json(protocol) if isinstance(protocol, Mapping) else None,
+                   flips=FlipReport.from_json(flips) if isinstance(flips, Mapping) else None,
                    order=tuple(doc), extra=v.extra_keys(doc, RUN_KEYS))
 
     def to_json(self) -> dict[str, Any]:
@@ -461,7 +468,8 @@ class RunObject(RunNumbers):
                                                     if self.suggestion_by_locale is not None else None),
                            "unknown_case_ids": list(self.unknown_case_ids),
                            "mismatches": [m.to_json() for m in self.mismatches],
-                           "protocol": self.protocol.to_json() if self.protocol else None})
+                           "protocol": self.protocol.to_json() if self.protocol else None,
+                           "flips": self.flips.to_json() if self.flips else None})
 
 
 @dataclass(frozen=True, slots=True)

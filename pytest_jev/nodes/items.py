@@ -10,12 +10,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import pytest
 
 from ..errors import JevError, node_name_part, printable
+from ..gates import FLIP_GATES
 from ..rubric import pin_problem
-from ..stash import MISMATCH_COUNT_KEY, MISMATCH_KEY, RUNS_KEY
+from ..stash import MISMATCH_COUNT_KEY, MISMATCH_KEY, REGRESSED_KEY, RUNS_KEY
 from .runs import PackRun
 
 if TYPE_CHECKING:
     from ..evaluate import PackResult
+    from ..formats.flips_json import FlipItem
     from ..grade import CaseOutcome
     from ..packs.model import Case, Pack
     from ..run_result import GateResult
@@ -127,7 +129,8 @@ class CheckItem(RunItem):
     """check[spec]: the pack follows SPEC.md (and its pinned rubric). check[split]: a frozen
     split is the file that was frozen. check[recording]: the recording belongs to the pack.
     check[rubric]: the recording was made for the wording the pack has today. check[protocol]
-    (--jev-tune, --jev-heldout): the protocol's rules hold for this run."""
+    (--jev-tune, --jev-heldout): the protocol's rules hold for this run. check[baseline]
+    (--jev-baseline): the baseline was found, belongs to the pack and is not refused."""
 
     run: PackRun | None  # type: ignore[assignment]  # check[spec] of a split pack reads no run
 
@@ -148,10 +151,14 @@ class CheckItem(RunItem):
         run.prepare()
         self.skip_if_refused(run, own_check=f"check[{self.check}]")
         if run.problem is not None:
-            if self.check == "rubric":
+            if self.check in ("rubric", "baseline"):
                 self.skip_no_recording()
             raise JevFailure([run.problem.one_line()])
         assert run.prepared is not None
+        if self.check == "baseline":
+            if run.baseline_problems:
+                raise JevFailure(list(run.baseline_problems))
+            return None
         if self.check == "protocol":
             setup = run.protocol
             if setup is not None and setup.problems:
@@ -166,11 +173,11 @@ class CheckItem(RunItem):
             return None
         run.start(self.config.stash[RUNS_KEY], apart=not self.bulk)
         problems = list(run.prepared.problems)
-        stale = [case for case in run.cases if run.prepared.graded.outcomes[case.id].status == "stale"]
+        from ..evaluate import stale_cases, stale_line  # loaded by run.prepare already
+
+        stale = stale_cases(run.prepared)
         if stale:
-            first = stale[0]
-            problems.append(f"{run.prepared.shown_path}: {len(stale)} line(s) answer a state their case no longer has "
-                            f"(first: line {run.prepared.graded.outcomes[first.id].line}, case {first.id}); "
+            problems.append(f"{stale_line(run.prepared, stale)}; "
                             f"re-record just those cases: {rerecord_command(run, self._pack_nodeid(), stale)}")
         if problems:
             raise JevFailure(problems)
@@ -204,8 +211,12 @@ class CaseItem(RunItem):
             return
         if outcome.status == "mismatch":
             self.user_properties.append((MISMATCH_KEY, json.dumps(mismatch_record(self.pack.id, self.case, outcome))))
+            regressed = run.regressed(self.case.id)
+            if regressed:
+                self.user_properties.append((REGRESSED_KEY, len(regressed)))
             if run.options.strict:
-                raise JevFailure([*mismatch_lines(self.case, outcome), "(--jev-strict: mismatches fail)"])
+                raise JevFailure([*mismatch_lines(self.case, outcome), *map(regression_line, regressed),
+                                  "(--jev-strict: mismatches fail)"])
             return
         lines = problem_lines(run.split_file.file, self.case, outcome, run.prepared.shown_path)
         if outcome.status == "stale":
@@ -259,7 +270,11 @@ class GateItem(RunItem):
         if gate.outcome == "skipped":
             pytest.skip(f"gate {gate.gate} not computable: {gate.detail}")
         if gate.outcome == "failed":
-            raise JevFailure(gate_failure_lines(gate, result))
+            flips = result.run.flips if gate.gate in FLIP_GATES else None
+            shown = flips.regressed_items[:BULK_SHOWN] if flips is not None else ()
+            more = ([f"  ... and {len(flips.regressed_items) - BULK_SHOWN} more (the summary lists them)"]
+                    if flips is not None and len(flips.regressed_items) > BULK_SHOWN else [])
+            raise JevFailure([*gate_failure_lines(gate, result), *(f"  {regression_line(x)}" for x in shown), *more])
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.pack.gates.lines.get(self.gate, 1)
@@ -310,6 +325,13 @@ def mismatch_record(pack_id: str, case: Case, outcome: CaseOutcome) -> dict[str,
     return {"pack": pack_id, "case": case.id, "state": excerpt(case.state),
             "misses": [{"question": m.question, "expected": m.expected, "got": m.got,
                         "probability": m.probability} for m in outcome.misses]}
+
+
+def regression_line(item: FlipItem) -> str:
+    """One regressed item, as the summary lists it."""
+    return (f"regressed: case {item.case} {item.question}: expected {json.dumps(item.expected)}, baseline "
+            f"{json.dumps(item.baseline)} (p={item.baseline_probability:.2f}), now {json.dumps(item.current)} "
+            f"(p={item.current_probability:.2f}); state {item.state}")
 
 
 def mismatch_lines(case: Case, outcome: CaseOutcome) -> list[str]:

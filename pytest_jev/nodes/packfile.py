@@ -120,7 +120,8 @@ class SplitNode(pytest.Collector):
 
 
 def split_items(parent: pytest.Collector, run: PackRun) -> Iterator[pytest.Item]:
-    """check[recording], check[rubric], the case items (or cases[bulk]) and the gate items of a run."""
+    """check[recording], check[rubric] (check[baseline] with --jev-baseline), the case items (or
+    cases[bulk]) and the gate items of a run."""
     pack, options = run.pack, run.options
     bulk = bulk_mode(options, len(run.cases))
     if eager_grading(parent.config, options):
@@ -128,6 +129,8 @@ def split_items(parent: pytest.Collector, run: PackRun) -> Iterator[pytest.Item]
     common = {"pack": pack, "run": run, "bulk": bulk}
     yield CheckItem.make(parent, "check[recording]", check="recording", **common)
     yield CheckItem.make(parent, "check[rubric]", check="rubric", **common)
+    if options.baseline_given:
+        yield CheckItem.make(parent, "check[baseline]", check="baseline", **common)
     if run.protocol_role is not None:
         yield CheckItem.make(parent, "check[protocol]", check="protocol", **common)
     if bulk:

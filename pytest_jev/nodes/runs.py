@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from .. import paths
 from ..errors import JevError
+from ..gates import NO_BASELINE
 from ..options import Options
 from ..pricing import GIVEN, JEV_LIST_PRICE, price_source
 from ..protocol.thresholds import HELDOUT, TUNE, freeze_of, role_of, thresholds_path
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ..evaluate import PackResult, Prepared
+    from ..formats.flips_json import FlipItem, FlipReport
     from ..formats.recording_line import RecordingLine
     from ..packs.model import Pack, Split
     from ..protocol.protocol_run import ProtocolSetup
@@ -68,6 +70,9 @@ class PackRun:
         # why a plain run shows no numbers of this held-out split: its thresholds are not frozen yet
         self.sealed: str | None = None
         self.samples: tuple[Sample, ...] = ()  # a protocol run's per-sample answers
+        self.flips: FlipReport | None = None  # against --jev-baseline (check[baseline] says why there is none)
+        self.baseline_problems: tuple[str, ...] = ()  # why the baseline cannot be compared with: check[baseline]
+        self._regressed: dict[str, list[FlipItem]] | None = None
         self._ready = False
         self._thread: threading.Thread | None = None
         self._result: PackResult | None = None
@@ -86,7 +91,7 @@ class PackRun:
         if frozen is not None:  # refused before anything is read or graded
             self.refusal = ("check[split]", "the frozen split changed")
             return
-        from ..evaluate import Settings, prepare  # numpy: see the module docstring
+        from ..evaluate import Settings, prepare, refusal  # numpy: see the module docstring
         from ..formats.backend_json import folder_prices_and_source  # backend.json's model: with the first pack run
         from ..identity import of
         from ..protocol import protocol_run
@@ -132,8 +137,26 @@ class PackRun:
         stale = next((o for o in self.prepared.graded.outcomes.values() if o.status == "stale"), None)
         if stale is not None:
             self.record_flags = record_flags(options, recording.lines[stale.case_id], self.pack.record_model)
-        if self.prepared.rubric.drift:
-            self.refusal = ("check[rubric]", "the recording was made for other wording (rubric drift)")
+        # replay refuses its own stale lines one by one (their case items and check[recording] fail, the
+        # other lines are graded); a baseline with one is refused whole (evaluate.refusal)
+        refused = refusal(self.prepared, lines_apart=True)
+        if refused is not None:
+            self.refusal = refused[:2]
+        elif options.baseline_given:
+            del recording  # at 100,000 cases the decoded lines weigh more than the baseline's
+            self._compare()
+
+    def _compare(self) -> None:
+        """The flip report against --jev-baseline, the baseline read, checked and graded exactly
+        as the current recording (evaluate.against_baseline); or why there is none (check[baseline]
+        fails with it)."""
+        from ..evaluate import against_baseline
+
+        options = self.options
+        assert self.prepared is not None
+        self.flips, self.baseline_problems = against_baseline(
+            self.prepared, backend=options.baseline, path=options.baseline_path, results_dir=options.results_dir,
+            rootdir=options.rootdir)
 
     def seal(self, recording: Path) -> str | None:
         """Why this held-out split shows no numbers in a plain run: a pack with a tune split shows
@@ -170,10 +193,33 @@ class PackRun:
         from ..protocol import protocol_run
 
         assert self.prepared is not None
-        result = finish(self.prepared, draw=bootstrap_apart if apart else metrics.bootstrap)
+        result = finish(self.prepared, draw=bootstrap_apart if apart else metrics.bootstrap, flips=self.flips,
+                        no_flips=self.no_flips)
         if self.protocol is not None:
             result = protocol_run.attach(result, self.prepared, self.samples, self.protocol)
         return result
+
+    def regressed(self, case_id: str) -> list[FlipItem]:
+        """The case's regressed items against --jev-baseline (none without a flip report)."""
+        if self.flips is None:
+            return []
+        if self._regressed is None:
+            by_case: dict[str, list[FlipItem]] = {}
+            for item in self.flips.regressed_items:
+                by_case.setdefault(item.case, []).append(item)
+            self._regressed = by_case
+        return self._regressed.get(case_id, [])
+
+    @property
+    def no_flips(self) -> str:
+        """Why the run has no flip report (the reason its flip gates are skipped with)."""
+        if self.options.baseline_given:
+            return f"the baseline cannot be compared with: see {self.check_prefix}check[baseline]"
+        return NO_BASELINE
+
+    @property
+    def check_prefix(self) -> str:
+        return f"{self.split}::" if self.split else ""
 
     def _work(self, apart: bool) -> None:
         try:

@@ -21,7 +21,8 @@ from .yamlfile import line_of, parse_yaml, read_yaml
 SPEC1_KEYS = ("splits", "rubric")  # pack.yaml keys spec 1 adds to jevassert's spec 0
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 GATE_NAMES = ("min_accuracy", "max_ece", "max_cost_per_case_usd", "max_p95_latency_ms",
-              "min_accuracy_ci_lower", "min_coverage_at_precision", "per_question")
+              "min_accuracy_ci_lower", "min_coverage_at_precision", "per_question",
+              "max_regressions", "max_regression_rate", "min_accuracy_delta")  # the last three: against a baseline
 
 # What to do about the commonest schema errors, keyed by (validator, last path part).
 _FIXES = {

@@ -22,10 +22,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ..flips import pack_power
 from ..formats.protocol_json import ProtocolReport
 from ..formats.run_json import Detail, ResultsFile
 from ..packs.model import Pack
-from ..stats import frontier, mcnemar_exact, pair_counts
+from ..stats import case_pairs, frontier, mcnemar_exact
 from . import charts
 from .board_inputs import (
     BoardError,
@@ -139,8 +140,15 @@ def _standing(group: str, accuracy: float | None, leader: str | None, pair: Pair
         return "untested", "not tested", pair.why if pair else "no pair"
     shown = "p < 0.001" if pair.p < 0.001 else f"p = {pair.p:.3f}"
     if pair.p >= ALPHA:
-        return "tied", "tied with leader", f"McNemar {shown}"
+        return "tied", "tied with leader", f"McNemar {shown}; {cannot_tell(pair.detectable)}"
     return "below", "below leader", f"McNemar {shown}"
+
+
+def cannot_tell(detectable: float | None) -> str:
+    """What a tie means at the pack's size: the differences it cannot tell from none."""
+    if detectable is None:
+        return "this pack is too small to tell even the largest difference these two could have"
+    return f"this pack cannot tell differences below {100 * detectable:.1f} pp"
 
 
 def _paired(a: tuple[str, Detail | None], b: tuple[str, Detail | None]) -> Pair:
@@ -151,10 +159,11 @@ def _paired(a: tuple[str, Detail | None], b: tuple[str, Detail | None]) -> Pair:
         return Pair(name_a, name_b, 0, 0, 0, None, "different questions")
     if da.correct is None or db.correct is None:
         return Pair(name_a, name_b, 0, 0, 0, None, "no per-case marks")
-    b_, c_, n = pair_counts(da.correct, db.correct)
+    per_case = tuple(case_pairs(da.correct, db.correct))  # pair_counts, case by case
+    b_, c_, n = (sum(x[i] for x in per_case) for i in range(3))
     if n == 0:
         return Pair(name_a, name_b, 0, 0, 0, None, "no item answered by both")
-    return Pair(name_a, name_b, b_, c_, n, mcnemar_exact(b_, c_), "")
+    return Pair(name_a, name_b, b_, c_, n, mcnemar_exact(b_, c_), "", per_case)
 
 
 @dataclass(frozen=True)
@@ -226,17 +235,21 @@ def _entries(found: Sequence[tuple[Backend, ResultsFile, str]], current: str | N
     return _order(entries)
 
 
-def _pairs(ranked: Sequence[_Entry]) -> tuple[dict[str, dict[str, Pair]], list[Pair]]:
-    """Every pair of ranked columns, tested once (in rank order) and looked up both ways."""
+def _pairs(ranked: Sequence[_Entry], n_cases: int, n_questions: int) -> tuple[dict[str, dict[str, Pair]], list[Pair]]:
+    """Every pair of ranked columns, tested once (in rank order) and looked up both ways, with
+    the smallest difference the pack finds at the pair's discordance (flips.pack_power)."""
     pairs: dict[str, dict[str, Pair]] = {}
     tested = []
     for i, a in enumerate(ranked):
         for b in ranked[i + 1:]:
             pair = _paired((a.backend.folder, a.detail), (b.backend.folder, b.detail))
+            if pair.p is not None and n_cases:
+                pair = replace(pair, detectable=pack_power(n_cases, n_questions, [pair.cases]).detectable_difference)
             tested.append(pair)
             pairs.setdefault(a.backend.folder, {})[b.backend.folder] = pair
-            pairs.setdefault(b.backend.folder, {})[a.backend.folder] = Pair(
-                pair.second, pair.first, pair.c, pair.b, pair.n, pair.p, pair.why)
+            pairs.setdefault(b.backend.folder, {})[a.backend.folder] = replace(
+                pair, first=pair.second, second=pair.first, b=pair.c, c=pair.b,
+                cases=tuple((c, b, n) for b, c, n in pair.cases))
     return pairs, tested
 
 
@@ -265,7 +278,7 @@ def _split_block(pack: Pack | None, pack_id: str, split: str, found: list[tuple[
     entries = _entries(found, current)
     ranked = [e for e in entries if e.group == "ranked" and e.accuracy is not None]
     leader = ranked[0].backend.folder if len(ranked) >= 2 else None
-    pairs, tested = _pairs(ranked)
+    pairs, tested = _pairs(ranked, len(cases), len(questions))
     on_frontier = _frontier(ranked)
     columns = []
     for key, e in enumerate(entries, start=1):
@@ -288,7 +301,8 @@ def _split_block(pack: Pack | None, pack_id: str, split: str, found: list[tuple[
         heldout=tuple(_heldout(doc, backends.get(folder) or _placeholder(folder), questions, href)
                       for folder, (doc, href) in sorted(reports.items(),
                                                         key=lambda kv: _report_order(kv[0], columns))),
-        comparison=comparison)
+        comparison=comparison,
+        power=pack_power(len(cases), len(questions), [p.cases for p in tested if p.p is not None]) if cases else None)
 
 
 def _report_order(folder: str, columns: Sequence[Column]) -> tuple[int, str]:
@@ -299,8 +313,6 @@ def _report_order(folder: str, columns: Sequence[Column]) -> tuple[int, str]:
 def _placeholder(folder: str) -> Backend:
     return Backend(folder=folder, name=folder, provider="", kind="", model="", endpoint="", license="",
                    pricing="", calibrated=None, notes="", record=None, mock=False, embedded=False)
-
-
 
 
 def _pack_block(root: Path, pack_id: str, backends: Mapping[str, Backend], problems: list[str]) -> PackBlock:
@@ -375,8 +387,8 @@ def build(root: Path) -> Board:
     embedded_acc = [c.accuracy for p in packs for s in p.splits for c in s.columns
                     if c.backend.embedded and c.group == "ranked" and c.accuracy is not None]
     overview_backends = tuple(b.folder for b in listed if b.packs)
-    overview = tuple({"pack": p.id, "split": s.split, "anchor": s.anchor,
-                      "n_cases": s.n_cases, "cells": {c.backend.folder: c for c in s.columns}}
+    overview = tuple({"pack": p.id, "split": s.split, "anchor": s.anchor, "n_cases": s.n_cases, "power": s.power,
+                      "cells": {c.backend.folder: c for c in s.columns}}
                      for p in packs for s in p.splits)
     return Board(
         packs=tuple(packs), backends=listed, no_column=no_column,

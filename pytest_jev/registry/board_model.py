@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..formats.flips_json import Power
 from ..formats.protocol_json import Rate
 from ..formats.run_json import LocaleNumbers, ThresholdCoverage
 from . import charts
@@ -86,6 +87,8 @@ class Pair:
     n: int
     p: float | None
     why: str  # when p is None
+    cases: tuple[tuple[int, int, int], ...] = ()  # (b, c, n) of each case both answered (stats.case_pairs)
+    detectable: float | None = None  # the smallest accuracy difference the pack finds at this pair's discordance
 
 
 @dataclass(frozen=True)
@@ -130,6 +133,7 @@ class SplitBlock:
     locale_names: tuple[str, ...]
     heldout: tuple[Heldout, ...]
     comparison: str | None
+    power: Power | None = None  # the smallest difference the split can find (flips.pack_power); None: no cases
 
 
 @dataclass(frozen=True)

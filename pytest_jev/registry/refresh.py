@@ -1,6 +1,7 @@
 """`jev-packs refresh`: one command that regenerates every registry artefact from the committed
-recordings (results files and reports per backend, evidence.md, index.json, the scoreboard), or
-with --check writes nothing and fails on anything stale.
+recordings (results files and reports per backend, evidence.md, the flip reports of
+results/flips/, index.json, the scoreboard), or with --check writes nothing and fails on
+anything stale.
 
 Each backend column is a replay of its recordings through pytest (`--jev-write-results`), in a
 child process per backend, so the numbers are exactly those `pytest packs/ --jev-replay` gives.
@@ -57,6 +58,8 @@ def replay(root: Path, column: Column, *, write: bool) -> subprocess.CompletedPr
 def refresh(root: Path, *, check: bool, say: Callable[[str], object] = print) -> int:
     """Regenerate (or check) everything; returns the exit status (0 fine, 1 stale or broken)."""
 
+    from . import flip_files  # grades recordings in this process (numpy, scipy): only refresh pays
+
     status = 0
     for column in columns(root):
         done = replay(root, column, write=not check)
@@ -71,11 +74,13 @@ def refresh(root: Path, *, check: bool, say: Callable[[str], object] = print) ->
             say(f"{column.folder.name}: {'up to date' if check else 'written'} "
                 f"({', '.join(p.id for p in column.packs)})")
     if check:
-        for problem in (index.stale_problem(root), scoreboard.stale_problem(root)):
+        for problem in (flip_files.stale_problem(root), index.stale_problem(root), scoreboard.stale_problem(root)):
             if problem:
                 status = 1
                 say(problem)
     else:
+        written = flip_files.write(root)
+        say(f"written: {len(written)} flip report file(s) under results/{flip_files.FOLDER}/")
         say(f"written: {index.write(root)}")
         say(f"written: {scoreboard.write_scoreboard(root)}")
     return status

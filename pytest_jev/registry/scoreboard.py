@@ -55,6 +55,11 @@ def _p(value: Any) -> str:
     return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
+def _pp(value: Any) -> str:
+    """A detectable difference in percentage points; `–` when the pack cannot find any."""
+    return "–" if value is None else f"{100 * value:.1f} pp"
+
+
 def _threshold(value: Any) -> str:
     return "none" if value is None else f"{value:.2f}"
 
@@ -63,7 +68,7 @@ def render_scoreboard(root: Path) -> str:
     """The page of the registry at `root` (its packs/ and results/)."""
 
     board = build(Path(root))
-    helpers = {"rate": _rate, "interval": _interval, "usd": _usd, "lat": _ms, "pval": _p, "cut": _threshold}
+    helpers = {"rate": _rate, "interval": _interval, "usd": _usd, "lat": _ms, "pval": _p, "cut": _threshold, "pp": _pp}
     return render("scoreboard.html.j2", {"board": board, **helpers}, html=True)
 
 

@@ -143,6 +143,60 @@ def short_line(run: RunResult) -> str:
             f"{run.mismatched_cases} mismatched, {gates} ({run.recording})")
 
 
+def flip_line(run: RunResult) -> str:
+    """The flip report's one line (--jev-baseline)."""
+    from .flip_text import flip_sentence  # every session imports this module: the flip text only with flips
+
+    assert run.flips is not None
+    return flip_sentence(run.flips)
+
+
+def flip_details(run: RunResult) -> Iterator[str]:
+    """What the one line leaves out: the interval's method, the power, the unpaired cases."""
+    from .flip_text import power_words  # see flip_line
+
+    f = run.flips
+    assert f is not None
+    yield f"  paired bootstrap over {f.power.cases} cases ({f.bootstrap_resamples} resamples, seed {f.seed})"
+    yield f"  power: {power_words(f.power)}"
+    for label, ids in (("only in the current recording", f.only_current), ("only in the baseline", f.only_baseline)):
+        if ids:
+            shown = ", ".join(ids[:5]) + (f", ... ({len(ids) - 5} more)" if len(ids) > 5 else "")
+            yield f"  {len(ids)} case(s) {label}, not compared: {shown}"
+    if f.unpaired_items:
+        yield f"  {f.unpaired_items} item(s) answered usably by one recording only, not compared"
+
+
+def _regression_line(run: RunResult, m: Any) -> str:
+    split = f"::{run.split}" if run.split else ""
+    return printable(f"{run.pack}{split} case {m.case} {m.question}: expected {json.dumps(m.expected)}, baseline "
+                     f"{json.dumps(m.baseline)} (p={m.baseline_probability:.2f}), now {json.dumps(m.current)} "
+                     f"(p={m.current_probability:.2f}) | {m.state}")
+
+
+def write_flips(tr: Any, runs: list[RunResult], options: Any, verbosity: int) -> None:
+    """The flip line of every run compared with --jev-baseline, then the regressed items."""
+    compared = [run for run in runs if run.flips is not None]
+    if not compared or verbosity <= -2:
+        return
+    if verbosity > -1:
+        tr.write_sep("-", "jev flips: each recording against its --jev-baseline")
+    for run in compared:
+        tr.write_line(flip_line(run))
+        if verbosity > -1:
+            for line in flip_details(run):
+                tr.write_line(line)
+    regressed = [(run, m) for run in compared for m in run.flips.regressed_items]  # type: ignore[union-attr]
+    if not regressed or verbosity == -1:
+        return
+    tr.write_sep("-", f"jev regressions ({len(regressed)}): right in the baseline, wrong now")
+    limit = None if options.verbose > 0 else options.mismatches
+    for run, m in regressed[:limit]:
+        tr.write_line(_regression_line(run, m))
+    if limit is not None and len(regressed) > limit:
+        tr.write_line(f"... and {len(regressed) - limit} more (-v lists all; --jev-json keeps every one)")
+
+
 def _mismatch_line(nodeid: str, m: dict[str, Any], state: str) -> str:
     return printable(f"{nodeid} {m['question']}: expected {json.dumps(m['expected'])}, got {json.dumps(m['got'])} "
                      f"(p={m['probability']:.2f}) | {state}")
@@ -157,6 +211,7 @@ def write_summary(tr: Any, runs: list[RunResult], per_case: list[tuple[str, dict
             tr.write_line(short_line(run))
         if per_case or bulk_nodes:
             tr.write_line("jev: mismatches are listed without -q (--jev-json keeps every one)")
+        write_flips(tr, runs, options, verbosity)
         return
     for run in runs:
         tr.write_sep("=", f"jev: {_title(run)}")
@@ -172,14 +227,14 @@ def write_summary(tr: Any, runs: list[RunResult], per_case: list[tuple[str, dict
         if prefix is not None:
             for m in run.mismatches:
                 found.append((f"{prefix}::case[{node_name_part(m.case)}]", m.to_json(), ""))
-    if not found:
-        return
-    tr.write_sep("-", f"jev mismatches ({len(found)}): valid answers that disagree with the gold label")
-    limit = None if options.verbose > 0 else options.mismatches
-    for nodeid, m, state in found[:limit]:
-        tr.write_line(_mismatch_line(nodeid, m, state))
-    if limit is not None and len(found) > limit:
-        tr.write_line(f"... and {len(found) - limit} more (-v lists all; --jev-json keeps every one)")
+    if found:
+        tr.write_sep("-", f"jev mismatches ({len(found)}): valid answers that disagree with the gold label")
+        limit = None if options.verbose > 0 else options.mismatches
+        for nodeid, m, state in found[:limit]:
+            tr.write_line(_mismatch_line(nodeid, m, state))
+        if limit is not None and len(found) > limit:
+            tr.write_line(f"... and {len(found) - limit} more (-v lists all; --jev-json keeps every one)")
+    write_flips(tr, runs, options, verbosity)
 
 
 def _pack_of(nodeid: str) -> str:
