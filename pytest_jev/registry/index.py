@@ -113,5 +113,9 @@ def entry_problem(pack: Pack, root: Path) -> str | None:
     return None
 
 
+NOT_BACKENDS = ("comparisons", "flips")  # results/ folders `jev-packs merge` and `refresh` write: no backend's
+
+
 def _folders(results_dir: Path) -> list[Path]:
-    return sorted(p for p in results_dir.iterdir() if p.is_dir()) if results_dir.is_dir() else []
+    return (sorted(p for p in results_dir.iterdir() if p.is_dir() and p.name not in NOT_BACKENDS)
+            if results_dir.is_dir() else [])
