@@ -78,6 +78,19 @@ def _run(cmd: list[str], timeout: float, cwd: Path | None = None) -> subprocess.
                           stdin=subprocess.DEVNULL, cwd=cwd)
 
 
+def probe(python: Path, code: str) -> str | None:
+    """What `python -c code` prints, run from the temp folder with a clean environment, or None
+    when there is no such interpreter or the code fails."""
+    if not python.is_file():
+        return None
+    try:
+        done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, timeout=120,
+                              env=clean_env(), cwd=tempfile.gettempdir(), check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
 def reported_version(executable: Path) -> str | None:
     """What `jevassert --version` prints after the program name, None when it does not run."""
     if not (executable.is_file() and os.access(executable, os.X_OK)):

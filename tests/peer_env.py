@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from jevassert_env import cache_root, clean_env
+from jevassert_env import cache_root, clean_env, probe
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = "0.1.0"
@@ -127,18 +127,12 @@ PROBE = ("import importlib.util, json, pytest, pytest_jev, typesafe_sdk; print(j
 
 def _works(python: Path) -> bool:
     """`python` runs this checkout's pytest_jev (not pytest-jev's), typesafe-sdk and our pytest."""
-    if not python.is_file():
-        return False
-    try:
-        done = subprocess.run([str(python), "-c", PROBE], capture_output=True, text=True, timeout=120,
-                              env=clean_env(), cwd=tempfile.gettempdir(), check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    if done.returncode != 0:
+    out = probe(python, PROBE)
+    if out is None:
         return False
     import json
 
-    version, module, not_theirs = json.loads(done.stdout)
+    version, module, not_theirs = json.loads(out)
     return version == pytest.__version__ and Path(module).resolve().is_relative_to(ROOT / "pytest_jev") and not_theirs
 
 

@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from jevassert_env import cache_root, clean_env
+from jevassert_env import cache_root, clean_env, probe
 
 VERSION = "0.1.0"
 REQUIREMENT = f"pytest-jev=={VERSION}"
@@ -39,14 +39,8 @@ def venv_dir() -> Path:
 
 def works(python: Path) -> bool:
     """`python` imports pytest-jev VERSION (from its own site-packages, not this checkout)."""
-    if not python.is_file():
-        return False
-    try:
-        done = subprocess.run([str(python), "-c", PROBE], capture_output=True, text=True, timeout=120,
-                              env=clean_env(), cwd=tempfile.gettempdir(), check=False)
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0 and done.stdout.strip() == VERSION
+    out = probe(python, PROBE)
+    return out is not None and out.strip() == VERSION
 
 
 def _build(target: Path) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,13 +44,7 @@ def read_ids(path: Path, known: Collection[str]) -> set[str]:
     """The case ids of a labels.jsonl or blind.jsonl (one {"id": ...} per line), every one
     a case of the pack (`known`)."""
     out: set[str] = set()
-    for number, line in enumerate(read_text(path, JevError).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            doc = loads(line)
-        except ValueError as exc:
-            raise JevError(f"not valid JSON ({exc})", file=path, line=number) from None
+    for number, doc in _json_lines(path):
         if not isinstance(doc, dict) or not isinstance(doc.get("id"), str):
             raise JevError('each line is {"id": ..., ...}', file=path, line=number,
                            fix="pass a labels.jsonl or blind.jsonl of an earlier audit")
@@ -59,6 +53,19 @@ def read_ids(path: Path, known: Collection[str]) -> set[str]:
                            fix="exclude a file made for this pack")
         out.add(doc["id"])
     return out
+
+
+def _json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) of each non-blank line; a line that is not JSON stops with
+    file:line."""
+    for number, line in enumerate(read_text(path, JevError).splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            doc = loads(line)
+        except ValueError as exc:
+            raise JevError(f"not valid JSON ({exc})", file=path, line=number) from None
+        yield number, doc
 
 
 def write_blind(pack: Pack, cases: Sequence[Case], out: Path) -> Path:
@@ -103,13 +110,7 @@ def _key(label: Any) -> str:
 def read_labels(path: Path) -> dict[str, Mapping[str, Any]]:
     """The annotator's file: one {"id": ..., "labels": {question: label}} per line."""
     out: dict[str, Mapping[str, Any]] = {}
-    for number, line in enumerate(read_text(path, JevError).splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            doc = loads(line)
-        except ValueError as exc:
-            raise JevError(f"not valid JSON ({exc})", file=path, line=number) from None
+    for number, doc in _json_lines(path):
         labelled = LabelsLine.from_json(doc) if isinstance(doc, dict) else None
         if labelled is None:
             raise JevError('each line is {"id": ..., "labels": {...}}', file=path, line=number)
