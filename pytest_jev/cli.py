@@ -92,9 +92,11 @@ def _derive_gates(args: argparse.Namespace) -> int:
     pack = load_pack(args.pack)
     root = Path(args.root)
     folder = evidence_folder(pack, root / args.results_dir, args.backend)
-    new, old = derived_text(pack, folder, root)
+    new, old, left_out = derived_text(pack, folder, root)
     changes = diff(old, new, str(pack.gates_file))
     print(changes or f"{pack.gates_file}: already what the evidence in {folder} gives", end="" if changes else "\n")
+    for gate, why in left_out.items():  # gates a re-record of this backend would not pass
+        print(f"left out {gate}: {why}")
     if changes and args.write:
         atomic_write(pack.gates_file, new.encode("utf-8"))
         print(f"written: {pack.gates_file}")

@@ -40,7 +40,7 @@ from .run_result import (
     RunResult,
     Suggestion,
 )
-from .stats import nearest_rank
+from .stats import majority_baseline, nearest_rank
 
 if TYPE_CHECKING:
     from .backends.kinds import BackendSpec
@@ -296,7 +296,7 @@ def finish(prep: Prepared, *, draw: Bootstrap | None = None, flips: FlipReport |
         rubric_status=prep.rubric.outcome, state_unchecked=graded.state_unchecked,
         price_source=settings.price_source,
         identity=prep.identity, dataset=prep.dataset, locales=by_locale, suggestion_by_locale=suggestion_by_locale,
-        flips=flips)
+        flips=flips, majority_baseline=majority_baseline([case.expect for case in prep.cases], list(pack.questions)))
     if not settings.no_gates:
         run = replace(run, gates=tuple(evaluate_gates(pack.gates.values, run, pack.gates.lines, no_flips)))
     if settings.detail:

@@ -44,10 +44,14 @@ def is_regular(path: Path) -> bool:
         return False
 
 
-def read_bytes(path: Path, error: type[JevError], *, fix: str | None = None) -> bytes:
-    """The bytes of a regular file, or `error` with one line saying why they cannot be read."""
+def read_bytes(path: Path, error: type[JevError], *, fix: str | None = None,
+               limit: tuple[int, str] | None = None) -> bytes:
+    """The bytes of a regular file, or `error` with one line saying why they cannot be read.
+    `limit` (bytes, what the file is): a larger file is refused before a byte is read (a 1 GB
+    sparse file costs no disk, but reading and decoding it would take 2 GB of memory)."""
     try:
-        mode = path.stat().st_mode
+        info = path.stat()
+        mode = info.st_mode
     except FileNotFoundError:
         link = os.path.islink(path)
         raise error("is a dangling link" if link else "is missing", file=path,
@@ -58,10 +62,17 @@ def read_bytes(path: Path, error: type[JevError], *, fix: str | None = None) -> 
     if not stat.S_ISREG(mode):
         kind = "a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
         raise error(f"is {kind}, not a file", file=path, fix=fix or "replace it with a regular file")
+    if limit is not None and info.st_size > limit[0]:
+        raise error(f"is {megabytes(info.st_size)}, more than the {megabytes(limit[0])} {limit[1]} may be", file=path,
+                    fix="split it, or check that it is the file you meant") from None
     try:
         return path.read_bytes()
     except OSError as exc:
         raise error(f"cannot be read ({exc.strerror})", file=path, fix="check the file's permissions") from None
+
+
+def megabytes(size: int) -> str:
+    return f"{size / 2**20:,.0f} MB" if size >= 2**20 else f"{size:,} bytes"
 
 
 def read_text(path: Path, error: type[JevError], *, fix: str | None = None) -> str:
@@ -82,6 +93,40 @@ def loads(text: str | bytes) -> Any:
     other syntax problem (json raises RecursionError there)."""
     try:
         return json.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
+class DuplicateKeyError(ValueError):
+    """A JSON object names one key twice: json keeps the last value, silently (as YAML would:
+    the pack's YAML files refuse it too)."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {json.dumps(key, ensure_ascii=False)} in one JSON object "
+                         "(JSON keeps the last, silently)")
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    doc = dict(pairs)
+    if len(doc) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKeyError(key)
+            seen.add(key)
+    return doc
+
+
+# one C scanner calling a small hook per object: about 1 us a recording line (benchmarks/README.md)
+_STRICT = json.JSONDecoder(object_pairs_hook=_unique_keys)
+
+
+def loads_line(text: str) -> Any:
+    """loads() of one line of a cases file or a recording, refusing a key repeated in any of its
+    objects (DuplicateKeyError, a ValueError naming the key)."""
+    try:
+        return _STRICT.decode(text)
     except RecursionError:
         raise ValueError("nested too deeply") from None
 

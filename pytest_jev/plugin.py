@@ -26,6 +26,7 @@ from .nodes import (
     CaseItem,
     JevItem,
     PackFile,
+    RunItem,
     RunStore,
     broken_pack_problem,
     freeze_if_large,
@@ -131,21 +132,30 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """A pack item skipped at run time is reported at the pack's place, not in our code: a gate
     not computable at its line of gates.yaml, items without a usable recording or of a sealed
-    held-out split at pack.yaml (one summary line for the whole pack under -rs)."""
+    held-out split at pack.yaml (one summary line for the whole pack under -rs); the paths in its
+    reason relative to where pytest was started, as in failures."""
     report = yield
-    if report.skipped and isinstance(item, JevItem) and isinstance(report.longrepr, tuple):
+    if report.when == "call" and report.passed and isinstance(item, RunItem) and item.mismatch:
+        # a mismatch is no failure (--jev-strict makes it one), but JUnit readers (Jenkins, GitLab,
+        # GitHub) count and show a testcase's <skipped message=...>; a property they do not show
+        where, at, _domain = item.location
+        report.outcome = "skipped"
+        report.longrepr = (where, (at or 0) + 1, item.mismatch)
+    elif report.skipped and isinstance(item, JevItem) and isinstance(report.longrepr, tuple):
         reason = report.longrepr[2]
         line: int | None = 0
         if NO_RECORDING in reason or SEALED in reason:
             path = item.nodeid.split("::", 1)[0]
         else:
             path, line, _domain = item.location
-        report.longrepr = (path, (line or 0) + 1, reason)
+        report.longrepr = (path, (line or 0) + 1, item.relative(reason))
     return report
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
-    if getattr(report, "user_properties", None) and report.when == "call" and report.passed:
+    """A case item holding mismatches (a skip for JUnit readers) is its own outcome here; one whose
+    items were right in the --jev-baseline recording is a regression."""
+    if getattr(report, "user_properties", None) and report.when == "call" and report.skipped:
         keys = {key for key, _ in report.user_properties}
         if REGRESSED_KEY in keys:  # right in the --jev-baseline recording, wrong now
             return "regressed", "R", ("REGRESSED", {"red": True})

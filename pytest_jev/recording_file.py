@@ -17,8 +17,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .errors import RecordingError, RecordingNotFound
-from .fileio import exists, loads, read_bytes
+from .errors import Problems, RecordingError, RecordingNotFound
+from .fileio import DuplicateKeyError, exists, read_bytes
+from .fileio import loads_line as loads
 from .formats.recording_line import RecordingLine
 from .gcpause import gc_paused
 from .numbers import at_least_zero
@@ -26,6 +27,9 @@ from .packs import schema
 from .packs.cases import split_jsonl
 
 MAX_TOKENS = 2**53  # a token count above this is not a count (and would not price exactly)
+# A recording larger than this is refused unread: 512 MB is about a million lines (the
+# 100,000-case benchmark's recording is 50 MB), and reading one takes twice its size in memory.
+MAX_RECORDING_BYTES = 512 * 2**20
 RERECORD = "re-record the case (--jev-record)"
 
 
@@ -93,7 +97,8 @@ def load_recording(path: str | Path) -> Recording:
     path = Path(path)
     if not exists(path):
         raise RecordingNotFound("recording not found", file=path)
-    data = read_bytes(path, RecordingError, fix="point --jev-recording at a predictions.jsonl file")
+    data = read_bytes(path, RecordingError, fix="point --jev-recording at a predictions.jsonl file",
+                      limit=(MAX_RECORDING_BYTES, "a recording"))
     raw_lines, tail = split_recording(path, data)
     torn = tail is not None
     if torn:
@@ -105,10 +110,13 @@ def load_recording(path: str | Path) -> Recording:
 
 
 def _parse_lines(path: Path, raw_lines: list[str], torn: bool) -> tuple[dict[str, RecordingLine], dict[str, int]]:
+    """Every line of the recording, typed; every problem of the file is reported at once (up to
+    MAX_PROBLEMS), not only the first."""
     document = schema.schema("recording")
     memo = schema.MemoValidator(document, _skeleton_of(document["properties"]))
     lines: dict[str, RecordingLine] = {}
     numbers: dict[str, int] = {}
+    found = Problems()
     last = len(raw_lines)
     for number, line in enumerate(raw_lines, 1):
         raw = line.strip()  # as jevassert does: a trailing NBSP or form feed is not an error
@@ -116,30 +124,40 @@ def _parse_lines(path: Path, raw_lines: list[str], torn: bool) -> tuple[dict[str
             continue
         try:
             doc = loads(raw)
+        except DuplicateKeyError as exc:
+            found.add(RecordingError(str(exc), file=path, line=number, fix="keep one of them, or re-record the case"))
+            continue
         except ValueError as exc:
             if torn and number == last:
-                raise RecordingError(
+                found.add(RecordingError(
                     "torn last line: the run that wrote it was interrupted", file=path, line=number,
-                    fix="re-run with --jev-record to redo that case, or delete the partial line") from None
+                    fix="re-run with --jev-record to redo that case, or delete the partial line"))
+                continue
             msg = getattr(exc, "msg", str(exc))
-            raise RecordingError(f"not valid JSON ({msg})", file=path, line=number,
-                                 fix="each line must be one JSON object; re-record the case") from None
+            found.add(RecordingError(f"not valid JSON ({msg})", file=path, line=number,
+                                     fix="each line must be one JSON object; re-record the case"))
+            continue
         if not isinstance(doc, dict):
-            raise RecordingError("a recording line must be a JSON object", file=path, line=number,
-                                 fix="re-record the case")
+            found.add(RecordingError("a recording line must be a JSON object", file=path, line=number,
+                                     fix="re-record the case"))
+            continue
         error = memo.error(doc)
         if error is not None:
-            raise RecordingError(f"bad line: {schema.describe(error)}", file=path, line=number,
-                                 fix="each line needs a non-empty case_id; re-record the case")
+            found.add(RecordingError(f"bad line: {schema.describe(error)}", file=path, line=number,
+                                     fix="each line needs a non-empty case_id; re-record the case"))
+            continue
         problem = provenance_problem(doc)
         if problem is not None:
-            raise RecordingError(f"bad line: {problem}", file=path, line=number, fix=RERECORD)
+            found.add(RecordingError(f"bad line: {problem}", file=path, line=number, fix=RERECORD))
+            continue
         case_id = doc["case_id"]
         if case_id in lines:
-            raise RecordingError(f"duplicate case_id '{case_id}' (first on line {numbers[case_id]})",
-                                 file=path, line=number, fix="keep one line per case")
+            found.add(RecordingError(f"duplicate case_id '{case_id}' (first on line {numbers[case_id]})",
+                                     file=path, line=number, fix="keep one line per case"))
+            continue
         lines[case_id] = RecordingLine(doc)
         numbers[case_id] = number
+    found.check()
     return lines, numbers
 
 

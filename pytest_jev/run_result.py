@@ -41,6 +41,7 @@ class GateResult:
     interval: tuple[float, float] | None = None
     threshold: float | None = None
     line: int | None = None  # line of the gate in gates.yaml
+    verdict: str = ""  # ours, what holds or what is wrong: "ece 0.312, above the 0.150 allowed" (not in JSON)
 
     @property
     def ok(self) -> bool | None:
@@ -52,9 +53,9 @@ class GateResult:
         return {"gate": self.gate, "ok": self.ok, "detail": self.detail}
 
     @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> GateResult:
+    def from_json(cls, doc: Mapping[str, Any], verdict: str = "") -> GateResult:
         ok = doc["ok"]
-        return cls(doc["gate"], SKIPPED if ok is None else PASSED if ok else FAILED, doc["detail"])
+        return cls(doc["gate"], SKIPPED if ok is None else PASSED if ok else FAILED, doc["detail"], verdict=verdict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +214,7 @@ class RunResult:
     suggestion_by_locale: Mapping[str, Suggestion | None] | None = None
     protocol: ProtocolRun | None = None  # a tune or held-out run: report, thresholds, per-sample results
     detail: Detail | None = None  # for the registry: reliability bins, curve, locales, per-case marks
+    majority_baseline: float | None = None  # majority-label accuracy of the run's cases (the terminal's; not in JSON)
     flips: FlipReport | None = None  # against --jev-baseline: regressed and fixed items, paired interval, power
 
     @property
@@ -265,9 +267,15 @@ class RunResult:
             **({"flips": self.flips.to_json()} if self.flips is not None else {}),
         }
 
+    def shipped(self) -> dict[str, Any]:
+        """What an xdist worker sends the controller: to_json, the gates' verdicts and the
+        majority-label baseline (ours, which --jev-json leaves out)."""
+        return {**self.to_json(), "gate_verdicts": [g.verdict for g in self.gates],
+                "majority_baseline": self.majority_baseline}
+
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> RunResult:
-        """The inverse of to_json (xdist workers ship their runs to the controller this way)."""
+        """The inverse of to_json and of shipped (xdist workers ship their runs to the controller this way)."""
         from .formats.flips_json import FlipReport
         from .formats.identity_json import dataset_or_none, identity_or_none
         from .formats.protocol_json import ProtocolRun
@@ -295,7 +303,9 @@ class RunResult:
             recorded_models=tuple(doc["recorded_models"]), mismatched_cases=doc["mismatched_cases"],
             invalid_cases=doc["invalid_cases"], unknown_case_ids=tuple(doc["unknown_case_ids"]),
             mismatches=tuple(Mismatch(**m) for m in doc["mismatches"]),
-            gates=tuple(GateResult.from_json(g) for g in doc["gates"]), gates_skipped=doc["gates_skipped"],
+            gates=tuple(GateResult.from_json(g, verdict) for g, verdict
+                        in zip(doc["gates"], doc.get("gate_verdicts") or [""] * len(doc["gates"]), strict=True)),
+            gates_skipped=doc["gates_skipped"],
             rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
             state_unchecked=doc.get("state_unchecked", 0), price_source=doc.get("price_source"),
             identity=identity_or_none(doc.get("identity")), dataset=dataset_or_none(doc.get("dataset")),
@@ -306,5 +316,6 @@ class RunResult:
                                   if doc.get("suggestion_by_locale") is not None else None),
             protocol=ProtocolRun.from_json(doc["protocol"]) if doc.get("protocol") is not None else None,
             detail=Detail.from_json(doc["detail"]) if doc.get("detail") is not None else None,
+            majority_baseline=doc.get("majority_baseline"),
             flips=FlipReport.from_json(doc["flips"]) if doc.get("flips") is not None else None,
         )

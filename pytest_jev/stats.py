@@ -31,19 +31,24 @@
   score the sum over labels of (p_label - [label is gold])^2. (The jevassert-exact binary Brier
   of the summary is metrics.brier.)
 - Nearest-rank percentiles: `nearest_rank`.
+- The majority-label baseline: `majority_baseline`, the accuracy of always answering each
+  question's most common gold label (the scoreboard's dashed tick, the terminal's baseline row).
 - `frontier`: the cheaper-and-better points of a cost / accuracy cloud.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from operator import methodcaller
 from typing import Any
 
 # scipy.special.ndtri(0.975), the z scipy's Wilson interval uses (statistics.NormalDist gives
 # the neighbouring double, 1.9599639845400536)
 Z95 = 1.959963984540054
 ECE_WIDTH_BINS = 10
+NOISE = 1e-12  # float rounding around a Wilson bound of exactly 0 or 1 (a real one: k = 1 of 10**6 gives 1.8e-7)
 
 
 def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
@@ -54,7 +59,26 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float] | None:
     t = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / t
     delta = z / t * math.sqrt(p * (1 - p) / n + (z / (2 * n)) ** 2)
-    return max(0.0, centre - delta), min(1.0, centre + delta)
+    return _snap(centre - delta), _snap(centre + delta)
+
+
+def _snap(bound: float) -> float:
+    """A bound within float noise of 0 or 1 is 0.0 or 1.0: at k = 0 the lower bound is exactly
+    0, and centre - delta leaves ~7e-18 there (written into reports as 6.938893903907228e-18)."""
+    if bound < NOISE:
+        return 0.0
+    return 1.0 if bound > 1.0 - NOISE else bound
+
+
+def majority_baseline(expects: Sequence[Mapping[str, Any]], questions: Sequence[str]) -> float | None:
+    """Accuracy of always answering each question's most common gold label (ties: any), over
+    every case x question; None without cases or questions."""
+    if not expects or not questions:
+        return None
+    hits = 0
+    for qid in questions:  # counted at C speed: 100,000 cases in a few ms
+        hits += max(Counter(map(methodcaller("get", qid), expects)).values())
+    return hits / (len(expects) * len(questions))
 
 
 def rate(k: int, n: int) -> dict[str, Any]:

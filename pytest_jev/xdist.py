@@ -182,7 +182,7 @@ class XdistBridge:
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if hasattr(self.config, "workeroutput"):
             store = self.config.stash[RUNS_KEY]
-            self.config.workeroutput[RUNS_OUTPUT_KEY] = json.dumps([run.to_json() for run in store.results()])
+            self.config.workeroutput[RUNS_OUTPUT_KEY] = json.dumps([run.shipped() for run in store.results()])
             self.config.workeroutput[FAILURES_OUTPUT_KEY] = json.dumps(store.failures)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:

@@ -53,7 +53,10 @@ def answers(kind: str, keys: list[str]) -> st.SearchStrategy[Any]:
     if kind == "noul":
         shaped = st.fixed_dictionaries({"type": st.just("noul"), "noul": st.one_of(st.floats(0, 1), numbers)})
     else:
-        extra = {"choice": st.one_of(st.sampled_from(keys), st.just("stray"), st.none())} if kind == "choice" else {}
+        extra = ({"choice": st.one_of(st.sampled_from(keys), st.just("stray"), st.none(), st.integers(0, 2),
+                                      st.lists(st.sampled_from(keys), max_size=2),
+                                      st.dictionaries(st.sampled_from(keys), st.integers(0, 1), max_size=1))}
+                 if kind == "choice" else {})
         shaped = st.fixed_dictionaries({"type": st.just(kind), "probabilities": distribution(keys)},
                                        optional={**extra, "confidence": numbers, "score": numbers})
     return st.one_of(shaped, shaped.map(lambda a: {**a, "type": "noul" if kind != "noul" else "choice"}),
@@ -192,3 +195,74 @@ def test_dry_run_counts_only_the_calls_a_run_would_make(pytester: pytest.Pyteste
     priced.stdout.fnmatch_lines(["jev dry run tiny-pack: 5 calls, ~* input + ~* output tokens, ~$0.0* with "
                                  "--jev-backend=sonnet (nothing sent)"])
     assert " + ~0 output" not in priced.stdout.str()
+
+
+# -- a distribution far from 1, whatever its size (issue 18, item 12) ----------------------------
+
+WIDE = [f"o{i:03d}" for i in range(500)]
+WIDE_PACK = """\
+spec: 0
+id: wide
+version: 0.1.0
+license: CC0-1.0
+tested: null
+description: "One question with 500 options, for the answer contract sum. Non-goals: realism."
+state:
+  description: A message.
+  fields: [message]
+questions:
+  pick:
+    type: choice
+    instructions: Which option?
+    options:
+{options}
+"""
+
+
+def test_a_distribution_far_from_one_breaks_the_contract_whatever_its_size() -> None:
+    from pytest_jev.contract import AnswerSpec, problems, sum_tolerance
+
+    spec = AnswerSpec.make("pick", "choice", [*WIDE, "unknown"])
+    far = {"type": "choice", "choice": "o000", "probabilities": dict.fromkeys(WIDE, 3.4 / 500)}
+    assert problems(spec, far) == ["pick: probabilities sum to 3.4000, not 1"]
+    low = {"type": "choice", "probabilities": dict.fromkeys(WIDE, 0.0)}
+    low["probabilities"]["o000"] = 0.85
+    assert problems(spec, low) == ["pick: probabilities sum to 0.8500, not 1"]
+    # two-decimal rounding: a long tail rounded to 0.00 leaves the sum a little short, and passes
+    tail = {"type": "choice", "probabilities": {**dict.fromkeys(WIDE, 0.0), "o000": 0.6, "o001": 0.31}}
+    assert problems(spec, tail) == []
+    assert sum_tolerance(3) == pytest.approx(0.015, abs=1e-8) and sum_tolerance(10) == pytest.approx(0.05, abs=1e-8)
+    assert sum_tolerance(20) == sum_tolerance(500) == pytest.approx(0.1, abs=1e-8)
+
+
+def test_jevassert_grades_a_far_distribution_and_so_do_we(pytester: pytest.Pytester, jevassert: Path) -> None:
+    """jevassert checks no sum: it grades the answer by its largest probability. Our numbers are
+    its numbers, bit for bit; the answer breaks our contract, so its case item fails."""
+    from jevassert_env import differences, run_check
+
+    folder = pytester.path / "packs" / "wide"
+    folder.mkdir(parents=True)
+    options = "\n".join(f"      {k}: option {k}" for k in [*WIDE, "unknown"])
+    (folder / "pack.yaml").write_text(WIDE_PACK.format(options=options))
+    cases = [{"id": f"w-{i}", "state": {"message": f"m {i}"}, "expect": {"pick": WIDE[i]}} for i in range(3)]
+    (folder / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    (folder / "README.md").write_text("# wide\n")
+    (folder / "CHANGELOG.md").write_text("## 0.1.0\n")
+    lines = []
+    for i, case in enumerate(cases):
+        probs = dict.fromkeys([*WIDE, "unknown"], 0.0)
+        probs[case["expect"]["pick"]] = 1.0
+        if i == 1:  # 500 values summing to 3.4, the gold option the largest
+            probs = {**dict.fromkeys([*WIDE, "unknown"], 0.0068), WIDE[1]: 0.0068 + 1e-4}
+        lines.append({"case_id": case["id"], "model": "m", "latency_ms": 5.0, "usage": None,
+                      "answers": {"pick": {"type": "choice", "probabilities": probs}}, "error": None})
+    rec = pytester.path / "wide.predictions.jsonl"
+    rec.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    theirs = run_check(jevassert, folder, rec, cwd=pytester.path)
+    result = pytester.runpytest("packs", "--jev-recording", str(rec), "--jev-json", "ours.json", "-p",
+                                "no:cacheprovider")
+    ours = json.loads((pytester.path / "ours.json").read_text())["runs"][0]
+    assert differences(theirs, ours) == []
+    assert theirs["accuracy"] == 1.0  # graded, not refused, by both
+    result.assert_outcomes(passed=4, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*wide.predictions.jsonl:2: case w-1: pick: probabilities sum to 3.4*, not 1*"])

@@ -73,7 +73,7 @@ def spoil_gate_key(f: Path) -> None:
 
 
 PACK_CASES = [
-    (spoil_yaml, "pack.yaml:11: invalid YAML", "fix the syntax"),
+    (spoil_yaml, "pack.yaml:9: invalid YAML", "fix the syntax"),  # where the unclosed [ opens
     (spoil_json_line, "cases.jsonl:3: not valid JSON", "each line must be one complete JSON object"),
     (spoil_duplicate, "cases.jsonl:5: duplicate case id 'bad-0002' (first on line 2)", "unique id"),
     (spoil_label, 'cases.jsonl:4: expect.queue is "sales", not one of', "one declared label"),

@@ -92,11 +92,12 @@ def test_a_printed_node_id_runs_that_item_alone(run, strict_toy: Path) -> None:
 
 def test_quiet_shortens_the_summary_as_pytest_does(pytester: pytest.Pytester, toy: Path) -> None:
     full = pytester.runpytest("packs").stdout.str()
-    assert "=== jev: toy v0.1.0 ===" in full and "question " in full and "jev mismatches (" in full
+    assert "=== jev: toy v0.1.0 ===" in full and "question " in full and "jev mismatches: " in full
     quiet = pytester.runpytest("packs", "-q").stdout.str()
-    assert "question " not in quiet and "jev mismatches (" not in quiet
-    assert re.search(r"^jev toy v0\.1\.0: accuracy 0\.833 \(0\.\d+-0\.\d+\), ECE 0\.\d+, 36 items, 2 mismatched, "
-                     r"2 gates, 0 failed \(results/jev-1\.13\.0/toy\.predictions\.jsonl\)$", quiet, re.M), quiet
+    assert "question " not in quiet and "jev mismatches: " not in quiet
+    assert re.search(r"^jev toy v0\.1\.0: accuracy 0\.833 \(0\.\d+-0\.\d+\) against a 0\.\d+ majority-label baseline, "
+                     r"ECE 0\.\d+, 36 items, 2 cases mismatched, 2 gates, 0 failed "
+                     r"\(results/jev-1\.13\.0/toy\.predictions\.jsonl\)$", quiet, re.M), quiet
     very = pytester.runpytest("packs", "-qq").stdout.str()
     assert "jev" not in very.replace("pytest_jev", ""), very
 

@@ -92,7 +92,7 @@ def test_flip_counts_are_the_hand_counted_ones(pytester: pytest.Pytester) -> Non
             f"(95% CI {100 * ci[0]:+.1f} to {100 * ci[1]:+.1f}), exact McNemar p = 1.000")
     assert line in out
     assert "paired bootstrap over 12 cases (1000 resamples, seed 0)" in out
-    assert "jev regressions (4): right in the baseline, wrong now" in out
+    assert "jev regressions: 4 items in 2 cases, right in the baseline, wrong now" in out  # units named
     assert ('toy case toy-0007 refund: expected false, baseline false (p=0.90), now true (p=0.90) | '
             '{"message": "message number 7"}') in out
     assert result.parseoutcomes() == {"passed": 12, "skipped": 1, "mismatched": 1, "regressed": 2}  # 5 M; 7, 9 R
@@ -215,21 +215,41 @@ def pytest_configure(config):
     assert "jev flips" not in out
 
 
+def test_a_regressed_case_is_a_skipped_testcase_that_says_so_in_junit_xml(pytester: pytest.Pytester) -> None:
+    """A regression, like a mismatch, reaches CI dashboards: a <skipped> testcase whose message
+    marks the regressed item (issue 19.7 with issue 20's flips)."""
+    from junitparser import JUnitXml
+
+    two_recordings(pytester.path)
+    pytester.runpytest("packs", "--jev-backend=jev-1.14.0", "--jev-baseline=jev-1.13.0", "--junitxml=out.xml",
+                       "-p", "no:randomly")
+    said = {case.name: [(type(r).__name__, r.message or "") for r in case.result]
+            for suite in JUnitXml.fromfile(str(pytester.path / "out.xml")) for case in suite}
+    kind, message = said["case[toy-0007]"][0]
+    assert kind == "Skipped" and message.startswith("mismatch: refund: expected false, got true (p=0.90), regressed "
+                                                    "(right in the baseline)")
+    kind, message = said["case[toy-0005]"][0]  # wrong in both: a mismatch, no regression
+    assert kind == "Skipped" and "regressed" not in message
+
+
 @pytest.mark.parametrize(("gates", "outcome", "detail"), [
-    ("max_regressions: 3\n", "failed", "gate max_regressions failed: 4 regressed <= 3"),
+    ("max_regressions: 3\n", "failed", "4 regressions, above the 3 allowed"),
     ("max_regressions: 4\n", "passed", None),
-    ("max_regression_rate: 0.1\n", "failed", "gate max_regression_rate failed: regression rate 0.133 (4 regressed "
-                                             "of 30 right in the baseline) <= 0.100"),
+    ("max_regression_rate: 0.1\n", "failed", "regression rate 0.133 (4 regressed of 30 right in the baseline), "
+                                             "above the 0.100 allowed"),
     ("max_regression_rate: 0.2\n", "passed", None),
 ])
-def test_regression_gates_are_red_or_green(pytester: pytest.Pytester, gates: str, outcome: str,
-                                           detail: str | None) -> None:
+def test_regression_gates_are_red_or_green(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, gates: str,
+                                           outcome: str, detail: str | None) -> None:
+    monkeypatch.setenv("COLUMNS", "200")  # the short summary whole
+    monkeypatch.delenv("CI", raising=False)
     two_recordings(pytester.path, gates=gates)
     result = pytester.runpytest("packs", "--jev-backend=jev-1.14.0", "--jev-baseline=jev-1.13.0")
     assert result.parseoutcomes().get(outcome, 0) >= 1
     out = result.stdout.str()
-    if detail is not None:
-        assert detail in out
+    if detail is not None:  # what is wrong, first: in the failure and the short summary
+        assert detail in out.splitlines()
+        assert f"FAILED packs/toy/pack.yaml::gate[{gates.split(':')[0]}] - {detail}" in out
         assert "regressed: case toy-0009 urgency" in out  # the failing gate lists the regressed items
         assert result.ret == pytest.ExitCode.TESTS_FAILED
     else:
@@ -255,6 +275,9 @@ def test_min_accuracy_delta_fails_only_when_the_whole_interval_is_below_it(pytes
     assert gate["gate"] == "min_accuracy_delta" and gate["ok"] is (outcome == "passed")
     assert re.search(rf"accuracy difference -0.500 \(95% CI {ci[0]:+.3f} to {ci[1]:+.3f}\): CI upper", gate["detail"])
     assert result.parseoutcomes()[outcome] >= 1
+    said = (f"the whole interval is below the {floor:.3f} required (its upper end {ci[1]:.3f})" if outcome == "failed"
+            else f"not wholly below the {floor:.3f} required")  # what is wrong, or what holds
+    assert f"accuracy difference -0.500 (95% CI {ci[0]:+.3f} to {ci[1]:+.3f}): {said}" in result.stdout.str()
 
 
 def test_flip_gates_are_skipped_with_the_reason_without_a_baseline(pytester: pytest.Pytester) -> None:
@@ -327,7 +350,8 @@ def test_a_regression_gate_on_a_committed_pack_goes_red(pytester: pytest.Pyteste
     out = result.stdout.str()
     gates = {g["gate"]: g for g in json.loads((pytester.path / "out.json").read_text())["runs"][0]["gates"]}
     assert gates["max_regressions"]["ok"] is False and gates["min_accuracy_delta"]["ok"] is True
-    assert "gate max_regressions failed: 259 regressed <= 100" in out
+    assert "259 regressions, above the 100 allowed" in out
+    assert gates["max_regressions"]["detail"] == "259 regressed <= 100"  # jevassert's form, kept in JSON
     assert "FAILED packs/moderation/pack.yaml::gate[max_regressions]" in out
     assert '  regressed: case md-0001 action: expected "allow", baseline "allow" (p=0.35), now "remove" (p=0.76)' in out
     assert "... and 239 more (the summary lists them)" in out
@@ -426,6 +450,9 @@ def test_the_readme_example_is_what_the_committed_recordings_give() -> None:
     assert flip_sentence(named) in readme
     assert f"  power: {power_words(report.power)}" in readme
     assert report.regressed_items[0].case == "md-0001" and "moderation case md-0001 action:" in readme
+    regressed_cases = len({x.case for x in report.regressed_items})
+    assert (f" jev regressions: {len(report.regressed_items)} items in {regressed_cases} cases, right in the "
+            "baseline, wrong now ") in readme
     from pytest_jev.packs import load_pack
 
     ((_, power, _),) = split_powers(load_pack(REPO / "packs/support-triage"), REPO)

@@ -193,6 +193,10 @@ ROWS: list[tuple[str, Spoil, str, str, bool]] = [
      "cases.jsonl", "cannot be read (Permission denied)", True),
     ("case-noul-nan", case_text(0, lambda line: line.replace('"refund": false', '"refund": NaN')),
      "cases.jsonl:1", "expect.refund is NaN, not a JSON boolean", False),
+    ("case-duplicate-key", case_text(3, lambda line: line.replace('"refund": ', '"refund": true, "refund": ', 1)),
+     "cases.jsonl:4", "duplicate key \"refund\" in one JSON object (JSON keeps the last, silently)", False),
+    ("case-duplicate-top-key", case_text(6, lambda line: line.replace('"id": ', '"id": "toy-9999", "id": ', 1)),
+     "cases.jsonl:7", "duplicate key \"id\"", False),
     # the recording
     ("rec-nested-100000", rec_text(3, lambda line: line[:-1] + ', "deep": ' + "[" * DEEP + "]" * DEEP + "}"),
      "toy/predictions.jsonl:4", "nested too deeply", False),
@@ -219,6 +223,15 @@ ROWS: list[tuple[str, Spoil, str, str, bool]] = [
      "case toy-0005: refund: noul 1.5 outside [0, 1]; re-record the case", False),
     ("rec-choice-infinity", answer_value(5, ("queue", "probabilities", "billing"), "Infinity"),
      "toy/predictions.jsonl:6", "case toy-0006: queue: probabilities must be numbers in [0, 1]", False),
+    ("rec-duplicate-key", rec_text(2, lambda line: line.replace('"model": ', '"model": "other", "model": ', 1)),
+     "toy/predictions.jsonl:3", "duplicate key \"model\" in one JSON object (JSON keeps the last, silently)",
+     False),
+    ("rec-duplicate-answer-key", rec_text(4, lambda line: line.replace('"noul": ', '"noul": 0.01, "noul": ', 1)),
+     "toy/predictions.jsonl:5", "duplicate key \"noul\"", False),
+    ("rec-choice-list", answer_value(5, ("queue", "choice"), '["billing"]'), "toy/predictions.jsonl:6",
+     'case toy-0006: queue: choice ["billing"] is not a declared option', False),
+    ("rec-choice-object", answer_value(5, ("queue", "choice"), '{"billing": 1}'), "toy/predictions.jsonl:6",
+     'case toy-0006: queue: choice {"billing": 1} is not a declared option', False),
     ("rec-folder", replace_file("RECORDING", folder_in_place), "toy/predictions.jsonl", "is a folder, not a file",
      False),
     ("rec-fifo", replace_file("RECORDING", fifo_in_place), "toy/predictions.jsonl", "is a FIFO, not a file", True),
@@ -263,7 +276,7 @@ def test_hostile_input_is_one_line_for_that_pack_only(pytester: pytest.Pytester,
     assert failed, out
     reported = [line for line in out.splitlines() if says in line and where in line]
     assert reported, f"no line with {where!r} and {says!r}:\n{out}"
-    assert "; " in reported[0], reported[0]  # what to do comes with what is wrong
+    assert any("; " in line for line in reported), reported  # what to do comes with what is wrong
 
 
 def test_an_id_that_could_forge_a_line_is_printed_escaped(pytester: pytest.Pytester) -> None:
@@ -303,3 +316,33 @@ def test_a_large_pack_yaml_parses_in_well_under_a_second(tmp_path: Path) -> None
     data, lines = read_yaml(path)
     assert data["spec"] == 0 and lines[("spec",)] == 2
     assert time.perf_counter() - start < 5  # generous on a shared machine; ~0.3 s measured
+
+
+@pytest.mark.parametrize("which", ["cases", "recording"])
+def test_a_1_gb_sparse_file_is_refused_unread(pytester: pytest.Pytester, which: str) -> None:
+    """A 1 GB file of zero bytes costs no disk (truncate makes it sparse), but reading and
+    decoding it took 2.1 GB of memory: it is refused by its size, in one line, before a byte is
+    read, and the other pack still runs."""
+    toy = write_pack(pytester.path, recording="packs/toy")
+    write_pack(pytester.path, pack_id="good", recording="packs/good")
+    for folder in (toy, pytester.path / "packs/good"):
+        (folder / f"{folder.name}.predictions.jsonl").rename(folder / "predictions.jsonl")
+    big = toy / ("cases.jsonl" if which == "cases" else "predictions.jsonl")
+    with big.open("r+b") as handle:
+        handle.truncate(2**30)
+    assert big.stat().st_size == 2**30
+    pytester.makeconftest("import resource, pathlib\n"
+                          "def pytest_unconfigure(config):\n"
+                          "    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+                          "    pathlib.Path(str(config.rootpath), 'rss.txt').write_text(str(rss))\n")
+    result = pytester.runpytest_subprocess("packs/toy", "packs/good", "-p", "no:cacheprovider", timeout=120)
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED and "Traceback" not in out, out
+    limit = "256 MB a case file" if which == "cases" else "512 MB a recording"
+    expected = (f"packs/toy/{big.name}: is 1,024 MB, more than the {limit} may be; split it, or check that it is "
+                "the file you meant")
+    assert expected in out.splitlines(), out
+    good = [line for line in out.splitlines() if line.startswith("packs/good/pack.yaml ")]
+    assert good and "F" not in good[0], out
+    peak_mb = int((pytester.path / "rss.txt").read_text()) / 1024
+    assert peak_mb < 600, f"peak RSS {peak_mb:.0f} MB"

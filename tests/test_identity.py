@@ -79,7 +79,7 @@ def test_a_line_recorded_for_another_state_is_refused_naming_case_line_and_comma
                                         "FAILED packs/tiny-pack/pack.yaml::case[[]c-003[]]*"])
     assert result.parseoutcomes()["failed"] == 2 and "Traceback" not in out(result)
     # the stale answer is not graded: its items are missing, and the run says so
-    result.stdout.fnmatch_lines(["5 cases, 1 errors, 3 missing items, 12 items; *"])
+    result.stdout.fnmatch_lines(["5 cases: * mismatched, * invalid, 1 errors; 12 items graded, 3 missing *"])
     # the command re-records exactly that case, and replay is green again
     recorded = pytester.runpytest("packs/tiny-pack/pack.yaml::case[c-003]", "--jev-record", *MOCK)
     recorded.stdout.fnmatch_lines(["*jev recorded tiny-pack (1 selected cases): 1 called, 0 reused*"])

@@ -5,6 +5,8 @@ index entry once they no longer agree with the recording; derive-gates and index
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -134,6 +136,25 @@ def test_another_backends_recording_without_results_is_red(pytester: pytest.Pyte
                                           "packs/tiny-pack --jev-replay --jev-backend=other-1 --jev-write-results`*"])
 
 
+def test_the_fix_command_keeps_the_results_dir_it_was_given(pytester: pytest.Pytester, registry: Path) -> None:
+    """Issue 19.9: check[results] run with --jev-results-dir says a command that rewrites that
+    folder, and running the command as printed makes the check green."""
+    shutil.copytree(registry / "results", registry / "published")  # results/ stays the gates' evidence
+    stale = registry / "published" / RESULTS.removeprefix("results/")
+    stale.write_text(json.dumps({**json.loads(stale.read_text()), "accuracy": 0.5}, indent=2))
+    args = ("packs", "-p", "no:randomly", "--jev-results-dir=published", *MOCK)
+    red = pytester.runpytest(*args)
+    assert red.ret == pytest.ExitCode.TESTS_FAILED, out(red)
+    fixes = set(re.findall(r"refresh with `([^`]*)`", out(red)))
+    assert fixes == {"pytest packs/tiny-pack --jev-replay --jev-backend=mock-0 --jev-results-dir=published "
+                     "--jev-write-results"}, out(red)
+    assert "jev-packs refresh" not in out(red)  # it knows only results/
+    command = fixes.pop().split()
+    assert pytester.runpytest(*command[1:], "-p", "no:cacheprovider").ret == 0
+    green = pytester.runpytest(*args)
+    assert green.ret == 0, out(green)
+
+
 def test_derive_gates_prints_a_diff_and_writes_only_when_asked(registry: Path) -> None:
     gates = registry / "packs/tiny-pack/gates.yaml"
     text = gates.read_text()
@@ -203,3 +224,37 @@ def test_refresh_regenerates_everything_and_check_names_what_is_stale(pytester: 
     assert "docs/index.html: stale" in stale.stdout  # the page no longer is what results/ renders
     # the pack's own check sees its scoreboard block is stale, without rendering the page
     check(pytester).stdout.fnmatch_lines(["*docs/index.html*tiny-pack*stale*"])
+
+
+# -- gates that do not flap (issue 19, item 4) --------------------------------------------------
+
+def test_derived_gates_leave_out_what_a_rerecord_would_not_pass() -> None:
+    from pytest_jev.registry.derive import LATENCY_FLOOR_MS, Baseline, derivation
+
+    embedded = derivation(Baseline(0.40, 0.20, 0.0, 1.3), in_process=True)
+    assert embedded.gates == {"min_accuracy": 0.39, "max_ece": 0.23}
+    assert embedded.left_out == {
+        "max_cost_per_case_usd": "a free backend: a $0 gate says nothing",
+        "max_p95_latency_ms": "an in-process backend: its latency is the machine's",
+    }
+    served = derivation(Baseline(0.80, 0.05, 0.000018, 711.0), in_process=False)
+    assert served.gates == {"min_accuracy": 0.79, "max_ece": 0.08, "max_cost_per_case_usd": 0.000036,
+                            "max_p95_latency_ms": 1066.0}
+    assert served.left_out == {}
+    near = derivation(Baseline(0.80, 0.05, 0.000018, 40.0), in_process=False)  # a server on the same machine
+    assert "max_p95_latency_ms" not in near.gates
+    assert near.left_out["max_p95_latency_ms"] == (
+        f"p95 x 1.5 is 60 ms, under the {LATENCY_FLOOR_MS:.0f} ms floor: latencies that short are the machine's "
+        "noise more than the backend's")
+
+
+def test_derive_gates_says_what_it_left_out_and_the_check_agrees(pytester: pytest.Pytester, registry: Path) -> None:
+    gates = (registry / "packs/tiny-pack/gates.yaml").read_text()
+    assert "max_p95_latency_ms:" not in gates and "max_cost_per_case_usd:" not in gates  # the mock: in-process, free
+    assert "# Left out: max_cost_per_case_usd (a free backend: a $0 gate says nothing)" in gates
+    shown = cli(registry, "derive-gates", "packs/tiny-pack", "--backend", "mock-0")
+    assert shown.returncode == 0, shown.stderr
+    assert "left out max_p95_latency_ms: an in-process backend: its latency is the machine's" in shown.stdout
+    assert "left out max_cost_per_case_usd: a free backend: a $0 gate says nothing" in shown.stdout
+    result = check(pytester)  # check[results]: a gates.yaml without them is not "missing" a gate
+    assert result.ret == 0, out(result)

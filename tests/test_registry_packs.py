@@ -21,6 +21,7 @@ from pytest_jev.packs import load_pack
 from pytest_jev.packs.model import Pack
 from pytest_jev.packs.yamlfile import read_yaml
 from pytest_jev.registry.derive import baseline, derive, looser
+from pytest_jev.registry.gates_files import in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKS = sorted(p.parent for p in (ROOT / "packs").glob("*/pack.yaml"))
@@ -139,7 +140,12 @@ def test_committed_gates_are_not_looser_than_the_sparrow_evidence(pack: Pack, tm
     assert done.returncode == 0, done.stdout[-2000:]
     runs = json.loads(out.read_text())["runs"]
     committed, _ = read_yaml(pack.path / "gates.yaml")
-    assert looser(committed, derive(baseline([RunObject.from_json(run) for run in runs]))) == []
+    sparrow = ROOT / "results" / EMBEDDED[0]
+    derived = derive(baseline([RunObject.from_json(run) for run in runs]), in_process=in_process(sparrow))
+    assert looser(committed, derived) == []
+    # a re-derivation leaves out the gates a re-record of the embedded model could fail: its latency is
+    # the machine's, and it is free
+    assert in_process(sparrow) and not {"max_p95_latency_ms", "max_cost_per_case_usd"} & set(committed)
 
 
 @pytest.mark.parametrize("name", ["sms-spam", "boolq-yes-no"])

@@ -256,6 +256,52 @@ def test_ties_with_the_leader_come_from_exact_mcnemar_on_the_per_case_marks(regi
     assert len(alpha.pair_list) == 6  # 4 ranked columns, each pair once
 
 
+def add_skewed_pack(root: Path) -> None:
+    """`gamma`: 80 of 100 gold labels are `true`, so always answering true scores 0.80; both live
+    backends score less (0.60 and 0.50)."""
+    ids = write_pack(root, "gamma")
+    cases = root / "packs/gamma/cases.jsonl"
+    rows = [json.loads(line) for line in cases.read_text().splitlines()]
+    for i, row in enumerate(rows):
+        row["expect"]["ok"] = i < 80
+    cases.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    for folder, right in (("a-best", set(range(60))), ("b-close", set(range(50)))):
+        write_json(root / "results" / folder / "gamma.json", results("gamma", folder, ids, right, cost=0.01))
+
+
+def test_a_backend_below_the_baseline_leads_nothing(registry: Path) -> None:
+    add_skewed_pack(registry)
+    board = build(registry)
+    gamma = block(board, "gamma")
+    assert gamma.baseline == 0.8 and gamma.leader is None
+    assert gamma.no_leader == ("no backend beats the majority-label baseline (0.800): the most accurate, a-best, "
+                               "has 0.600")
+    assert {c.backend.folder: (c.standing, c.standing_label, c.standing_note) for c in gamma.columns} == {
+        "a-best": ("nobeat", "below baseline", "accuracy 0.600, baseline 0.800"),
+        "b-close": ("nobeat", "below baseline", "accuracy 0.500, baseline 0.800")}
+    assert gamma.tied == () and gamma.below == ()
+    assert block(board, "alpha").leader == "a-best"  # 0.80 against a 0.50 baseline: a leader
+    page = render_scoreboard(registry)
+    assert "<strong>No leader</strong>: no backend beats the majority-label baseline (0.800)" in page
+
+
+def test_a_leader_below_the_baseline_in_a_browser(registry: Path, tmp_path: Path) -> None:
+    add_skewed_pack(registry)
+    write_scoreboard(registry)
+    dom = check_in_browser(registry, tmp_path)
+    text = " ".join("".join(dom.text).split())
+    assert ("No leader: no backend beats the majority-label baseline (0.800): the most accurate, a-best, "
+            "has 0.600.") in text
+    assert "below baseline" in dom.rows[("gamma", "", "a-best")] and "leader" not in dom.rows[("gamma", "", "a-best")]
+    assert "leader" in dom.rows[("alpha", "", "a-best")]
+    shot = tmp_path / "gamma.png"
+    run = browse(registry / "docs" / "index.html", tmp_path, f"--screenshot={shot}", "--hide-scrollbars",
+                 height=6000)
+    assert run.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    if os.environ.get("JEV_KEEP_SCREENSHOT"):  # to look at it: JEV_KEEP_SCREENSHOT=/some/folder
+        shutil.copy(shot, Path(os.environ["JEV_KEEP_SCREENSHOT"]) / "gamma.png")
+
+
 def test_cost_frontier_and_its_chart(registry: Path) -> None:
     alpha = block(build(registry), "alpha")
     assert {c.backend.folder: c.frontier for c in alpha.columns if c.group == "ranked"} == {

@@ -2,7 +2,7 @@
 selected, and GC policy."""
 
 from .gcpolicy import freeze_if_large, unfreeze
-from .items import NO_RECORDING, BulkItem, CaseItem, CheckItem, GateItem, JevItem, PackWarning
+from .items import NO_RECORDING, BulkItem, CaseItem, CheckItem, GateItem, JevItem, PackWarning, RunItem
 from .packfile import PACK_FILE, BrokenPack, PackFile, broken_pack_problem, split_pack_nodeid
 from .results_check import ResultsItem
 from .runs import SEALED, PackRun, RunStore
@@ -21,6 +21,7 @@ __all__ = [
     "PackRun",
     "PackWarning",
     "ResultsItem",
+    "RunItem",
     "RunStore",
     "broken_pack_problem",
     "freeze_if_large",

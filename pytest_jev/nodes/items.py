@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -34,11 +36,34 @@ class PackWarning(pytest.PytestWarning):
 
 
 class JevFailure(Exception):
-    """A pack item failed; `lines` is what the report shows, each made printable there (repr_failure)."""
+    """A pack item failed; `lines` is what the report shows, each made printable there (repr_failure).
 
-    def __init__(self, lines: list[str]) -> None:
+    The report starts with a headline: what is wrong, first, in a few words (pytest's short
+    summary and JUnit's failure message show only that line, cut to the terminal's width), then
+    the lines that say where and how to fix it. `headline` None: made from the first line."""
+
+    def __init__(self, lines: list[str], headline: str | None = None) -> None:
         super().__init__("\n".join(lines))
         self.lines = lines
+        self.headline = headline if headline is not None else headline_of(lines)
+
+
+# a problem line starts with its place: "packs/x/cases.jsonl:5: ..." (any file we read)
+_LOCATION = re.compile(r"^(?P<file>[^:]*?\.(?:yaml|yml|jsonl|json|md))(?::(?P<line>\d+))?: (?P<rest>.+)$")
+
+
+def headline_of(lines: list[str]) -> str:
+    """The reason first, its place after it: `expect.queue is "x", not one of [...]; give one
+    declared label per question (cases.jsonl:5)`, and how many more problems follow."""
+    if not lines:
+        return "failed"
+    first = lines[0]
+    match = _LOCATION.match(first)
+    if match is not None:
+        place = os.path.basename(match["file"]) + (f":{match['line']}" if match["line"] else "")
+        first = f"{match['rest']} ({place})"
+    problems = sum(1 for line in lines if _LOCATION.match(line))
+    return first + (f" (and {problems - 1} more below)" if problems > 1 else "")
 
 
 class JevItem(pytest.Item):
@@ -52,11 +77,19 @@ class JevItem(pytest.Item):
         return cls.from_parent(parent, name=name, nodeid=f"{parent.nodeid}::{name}", **kw)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, JevFailure):
-            return "\n".join(printable(line) for line in excinfo.value.lines)
-        if isinstance(excinfo.value, JevError):
-            return excinfo.value.one_line()
+        """A headline (what is wrong), then the lines saying where and what to do; paths relative
+        to where pytest was started, as pytest shows its own."""
+        error = excinfo.value
+        if isinstance(error, JevError):
+            error = JevFailure(error.lines(), headline=error.headline())
+        if isinstance(error, JevFailure):
+            lines = [error.headline, *error.lines] if error.lines[:1] != [error.headline] else error.lines
+            return "\n".join(printable(self.relative(line)) for line in lines)
         return str(super().repr_failure(excinfo))
+
+    def relative(self, text: str) -> str:
+        """`text` with the folder pytest was started in dropped from the paths it names."""
+        return relative_to(text, self.config.invocation_params.dir)
 
 
 class ProblemItem(JevItem):
@@ -67,7 +100,7 @@ class ProblemItem(JevItem):
         self.problem = problem
 
     def runtest(self) -> None:
-        raise JevFailure([self.problem.one_line()])
+        raise JevFailure(self.problem.lines(), headline=self.problem.headline())
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, 0, self.name
@@ -89,9 +122,12 @@ class OutsideItem(JevItem):
 
 
 class RunItem(JevItem):
-    """An item that reads its pack's run."""
+    """An item that reads its pack's run. `mismatch`: why a case item (or cases[bulk]) that
+    passed holds mismatches; the report is then a skip with that reason (plugin.py), the
+    `<skipped message=...>` JUnit readers show, and the terminal counts it as mismatched."""
 
     run: PackRun
+    mismatch: str | None = None
 
     def __init__(self, *, pack: Pack, run: PackRun, bulk: bool = False, **kw: Any) -> None:
         super().__init__(**kw)
@@ -153,7 +189,7 @@ class CheckItem(RunItem):
         if run.problem is not None:
             if self.check in ("rubric", "baseline"):
                 self.skip_no_recording()
-            raise JevFailure([run.problem.one_line()])
+            raise JevFailure(run.problem.lines(), headline=run.problem.headline())
         assert run.prepared is not None
         if self.check == "baseline":
             if run.baseline_problems:
@@ -217,12 +253,19 @@ class CaseItem(RunItem):
             if run.options.strict:
                 raise JevFailure([*mismatch_lines(self.case, outcome), *map(regression_line, regressed),
                                   "(--jev-strict: mismatches fail)"])
+            # a regressed item (right in --jev-baseline) says so in the reason JUnit readers show
+            gone = {m.question for m in regressed}
+            self.mismatch = "mismatch: " + "; ".join(
+                f"{m.question}: expected {json.dumps(m.expected)}, got {json.dumps(m.got)} (p={m.probability:.2f})"
+                + (", regressed (right in the baseline)" if m.question in gone else "")
+                for m in outcome.misses)
             return
         lines = problem_lines(run.split_file.file, self.case, outcome, run.prepared.shown_path)
         if outcome.status == "stale":
             lines = [f"{line}; re-record just the stale cases: "
                      f"{rerecord_command(run, self._pack_nodeid(), [self.case])}" for line in lines]
-        raise JevFailure(lines)
+        more = f" (and {len(outcome.problems) - 1} more below)" if len(outcome.problems) > 1 else ""
+        raise JevFailure(lines, headline=f"{outcome.problems[0]}{more}" if outcome.problems else None)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.run.split_file.file, self.case.line - 1, f"case {printable(self.case.id)}"
@@ -248,6 +291,11 @@ class BulkItem(RunItem):
         if mismatched and run.options.strict:
             why = f"{mismatched} of {len(cases)} cases mismatch their gold labels (--jev-strict: mismatches fail)"
             raise JevFailure([f"{why}; the summary lists them"])
+        if mismatched:
+            items = sum(len(outcomes[case.id].misses) for case in cases if outcomes[case.id].status == "mismatch")
+            plural = "s" if items != 1 else ""
+            self.mismatch = (f"mismatch: {mismatched} of {len(cases)} cases disagree with their gold labels "
+                             f"({items} item{plural}); the terminal summary and --jev-json list them")
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.run.split_file.file, 0, self.name
@@ -274,7 +322,8 @@ class GateItem(RunItem):
             shown = flips.regressed_items[:BULK_SHOWN] if flips is not None else ()
             more = ([f"  ... and {len(flips.regressed_items) - BULK_SHOWN} more (the summary lists them)"]
                     if flips is not None and len(flips.regressed_items) > BULK_SHOWN else [])
-            raise JevFailure([*gate_failure_lines(gate, result), *(f"  {regression_line(x)}" for x in shown), *more])
+            raise JevFailure([*gate_failure_lines(gate, result), *(f"  {regression_line(x)}" for x in shown), *more],
+                             headline=gate.verdict)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.pack.gates.lines.get(self.gate, 1)
@@ -306,14 +355,19 @@ def problem_lines(case_file: Path, case: Case, outcome: CaseOutcome, recording: 
 def gate_failure_lines(gate: GateResult, result: PackResult) -> list[str]:
     interval = (f" (95% CI {gate.interval[0]:.3f}-{gate.interval[1]:.3f})" if gate.interval else "")
     value = "n/a" if gate.value is None else f"{gate.value:.6g}"
-    threshold = "n/a" if gate.threshold is None else f"{gate.threshold:.6g}"
+    threshold = "n/a" if gate.threshold is None else _plain(gate.threshold)
     where = f"{result.pack.gates_file}:{gate.line}" if gate.line else str(result.pack.gates_file)
     backend = result.run.backend
     return [
-        f"gate {gate.gate} failed: {gate.detail}",
-        f"  metric {gate.metric} = {value}{interval}, threshold {threshold} ({where})",
+        f"  {where}: {gate.gate}: {threshold}",
+        f"  metric {gate.metric} = {value}{interval}",
         f"  recording {result.run.recording}" + (f" (backend {backend})" if backend else ""),
     ]
+
+
+def _plain(value: float) -> str:
+    """A gate's threshold as gates.yaml would write it: 0.000001, not 1e-06."""
+    return f"{value:.10f}".rstrip("0").rstrip(".") if value == value and abs(value) < 1e15 else repr(value)
 
 
 def excerpt(state: Any) -> str:
@@ -337,3 +391,9 @@ def regression_line(item: FlipItem) -> str:
 def mismatch_lines(case: Case, outcome: CaseOutcome) -> list[str]:
     return [f"case {case.id}: {m.question} expected {json.dumps(m.expected)} got {json.dumps(m.got)} "
             f"(p={m.probability:.2f}); state {excerpt(case.state)}" for m in outcome.misses]
+
+
+def relative_to(text: str, folder: Path) -> str:
+    """`text` with `folder/` dropped from the absolute paths in it (a path elsewhere stays whole)."""
+    prefix = str(folder).rstrip(os.sep) + os.sep
+    return text.replace(prefix, "") if prefix in text else text

@@ -16,28 +16,35 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import PackError
-from ..fileio import decode, exists, read_bytes
-from ..fileio import loads as parse_json
+from ..errors import PackError, Problems
+from ..fileio import DuplicateKeyError, decode, exists, read_bytes
+from ..fileio import loads_line as parse_json
 from . import schema
 from .model import Case, Question, Split
 from .yamlfile import Lines, line_of
 
 CASES_FILE = "cases.jsonl"
+# A case file larger than this is refused unread: 256 MB is about 1.5 million cases of 170
+# bytes (the 100,000-case benchmark pack is 16 MB), and loading one takes several times its
+# size in memory.
+MAX_CASES_BYTES = 256 * 2**20
+CASES_LIMIT = (MAX_CASES_BYTES, "a case file")
 
 
 def load_splits(folder: Path, declared: Mapping[str, Any] | None, fields: tuple[str, ...],
-                questions: dict[str, Question], spec: int, pack_file: Path, lines: Lines) -> dict[str, Split]:
+                questions: dict[str, Question], spec: int, pack_file: Path, lines: Lines,
+                problems: Problems | None = None) -> dict[str, Split]:
     """The pack's splits: those pack.yaml declares, else the one implicit split of cases.jsonl
-    (named "", shown as cases.jsonl)."""
+    (named "", shown as cases.jsonl). The problems of every case file go into `problems` (the
+    loader raises them all at once), else the first file's are raised at its end."""
     seen: dict[str, tuple[Path, int]] = {}
     if not declared:
         file = folder / CASES_FILE
         fix = "add the golden cases, one JSON object per line"
         if not exists(file):
             raise PackError(f"{file.name} is missing", file=file, fix=fix)
-        data = read_bytes(file, PackError, fix=fix)
-        cases = load_cases(file, fields, questions, spec=spec, seen=seen, data=data)
+        data = read_bytes(file, PackError, fix=fix, limit=CASES_LIMIT)
+        cases = load_cases(file, fields, questions, spec=spec, seen=seen, data=data, problems=problems)
         return {"": Split("", file, cases, None, None, hashlib.sha256(data).hexdigest(), len(cases))}
     if exists(folder / CASES_FILE):
         raise PackError("a pack that declares splits keeps its cases in the split files", file=folder / CASES_FILE,
@@ -45,11 +52,17 @@ def load_splits(folder: Path, declared: Mapping[str, Any] | None, fields: tuple[
     out: dict[str, Split] = {}
     for name, entry in declared.items():
         file = folder / entry["file"]
-        if not exists(file):
-            raise PackError(f"split {name}: {entry['file']} is missing", file=pack_file,
-                            line=line_of(lines, ("splits", name)), fix="add the file or remove the split")
-        data = read_bytes(file, PackError)
-        cases = load_cases(file, fields, questions, spec=spec, seen=seen, data=data)
+        try:
+            if not exists(file):
+                raise PackError(f"split {name}: {entry['file']} is missing", file=pack_file,
+                                line=line_of(lines, ("splits", name)), fix="add the file or remove the split")
+            data = read_bytes(file, PackError, limit=CASES_LIMIT)
+            cases = load_cases(file, fields, questions, spec=spec, seen=seen, data=data, problems=problems)
+        except PackError as exc:  # the other split files are still read, their problems reported too
+            if problems is None:
+                raise
+            problems.add(exc)
+            continue
         out[name] = Split(name, file, cases, entry["sha256"], entry["lines"], hashlib.sha256(data).hexdigest(),
                           _line_count(data))
     return out
@@ -85,49 +98,65 @@ def _case_skeleton(doc: Any) -> Hashable:
 
 
 def load_cases(file: Path, fields: tuple[str, ...], questions: dict[str, Question], *, data: bytes, spec: int = 0,
-               seen: dict[str, tuple[Path, int]] | None = None) -> tuple[Case, ...]:
+               seen: dict[str, tuple[Path, int]] | None = None, problems: Problems | None = None) -> tuple[Case, ...]:
     """The cases of one case file (cases.jsonl, or a split's file) from its bytes. `seen`
-    carries the ids of the pack's other split files, which must not repeat."""
+    carries the ids of the pack's other split files, which must not repeat. Every problem of
+    the file is reported, not only the first: into `problems` when given (the caller raises
+    them with those of the pack's other files), else raised at the end."""
     memo = schema.MemoValidator(_case_document(fields, questions), _case_skeleton)
     seen = {} if seen is None else seen
+    found = Problems() if problems is None else problems
+    before = found.total
     cases: list[Case] = []
     parse = parse_json
     for number, line in enumerate(split_jsonl(decode(data, file, PackError)), 1):
         text = line.strip()
         if not text:
-            raise PackError("blank line", file=file, line=number, fix="delete the empty line")
+            found.add(PackError("blank line", file=file, line=number, fix="delete the empty line"))
+            continue
         try:
             doc = parse(text)
+        except DuplicateKeyError as exc:
+            found.add(PackError(str(exc), file=file, line=number, fix="keep one of them"))
+            continue
         except ValueError as exc:
             column = getattr(exc, "colno", None)
             where = "?" if column is None else column + len(line) - len(line.lstrip())
-            raise PackError(f"not valid JSON ({getattr(exc, 'msg', exc)} at column {where})",
-                            file=file, line=number, fix="each line must be one complete JSON object") from None
+            found.add(PackError(f"not valid JSON ({getattr(exc, 'msg', exc)} at column {where})",
+                                file=file, line=number, fix="each line must be one complete JSON object"))
+            continue
         if not isinstance(doc, dict):
-            raise PackError("a case must be a JSON object", file=file, line=number,
-                            fix='write {"id": ..., "state": {...}, "expect": {...}}')
+            found.add(PackError("a case must be a JSON object", file=file, line=number,
+                                fix='write {"id": ..., "state": {...}, "expect": {...}}'))
+            continue
         error = memo.error(doc)
         if error is not None:
-            raise PackError(_case_problem(error, doc, fields, questions), file=file, line=number,
-                            fix=_case_fix(error, fields, questions))
+            found.add(PackError(_case_problem(error, doc, fields, questions), file=file, line=number,
+                                fix=_case_fix(error, fields, questions)))
+            continue
         if spec == 0 and ("locale" in doc or "tags" in doc):
-            raise PackError("a case with locale or tags needs `spec: 1` in pack.yaml", file=file, line=number,
-                            fix="set spec: 1 (jevassert reads spec 0 only), or drop locale and tags")
+            found.add(PackError("a case with locale or tags needs `spec: 1` in pack.yaml", file=file, line=number,
+                                fix="set spec: 1 (jevassert reads spec 0 only), or drop locale and tags"))
+            continue
         case_id = doc["id"]
         if not (case_id.isascii() or _encodable(case_id)):
-            raise PackError(f"case id {json.dumps(case_id)} holds a lone surrogate escape", file=file, line=number,
-                            fix="write the id in valid Unicode (pytest node ids must be)")
+            found.add(PackError(f"case id {json.dumps(case_id)} holds a lone surrogate escape", file=file,
+                                line=number, fix="write the id in valid Unicode (pytest node ids must be)"))
+            continue
         if case_id in seen:
             first_file, first_line = seen[case_id]
             where = f"line {first_line}" if first_file == file else f"{first_file.name}:{first_line}"
-            raise PackError(f"duplicate case id '{case_id}' (first on {where})", file=file,
-                            line=number, fix="give every case a unique id")
+            found.add(PackError(f"duplicate case id '{case_id}' (first on {where})", file=file,
+                                line=number, fix="give every case a unique id"))
+            continue
         seen[case_id] = (file, number)
         # doc is ours alone: wrap its dicts read-only instead of copying them
         cases.append(Case(case_id, MappingProxyType(doc["state"]), MappingProxyType(doc["expect"]), number,
                           doc.get("locale"), tuple(doc.get("tags", ()))))
-    if not cases:
-        raise PackError("no cases", file=file, fix="add at least one golden case")
+    if not cases and found.total == before:
+        found.add(PackError("no cases", file=file, fix="add at least one golden case"))
+    if problems is None:
+        found.check()
     return tuple(cases)
 
 

@@ -40,6 +40,18 @@ def first_error(valid: Any, instance: Any) -> Any | None:
     return jsonschema.exceptions.best_match(errors)
 
 
+def all_errors(valid: Any, instance: Any) -> list[Any]:
+    """Every error, each the most relevant of its own branch (an anyOf's, a oneOf's), without
+    repeats."""
+    import jsonschema
+
+    out: dict[tuple[tuple[str, ...], str], Any] = {}
+    for error in valid.iter_errors(instance):
+        best = jsonschema.exceptions.best_match([error])
+        out.setdefault((tuple(map(str, best.absolute_path)), best.message), best)
+    return list(out.values())
+
+
 class MemoValidator:
     """Validate many small documents whose validity depends only on a skeleton.
 

@@ -12,10 +12,17 @@ refused with one line naming the file and line:
 
 It is parsed once, with libyaml's C parser when PyYAML has it (a 50 MB file: 0.5 s,
 against 25 s for two passes of the pure-Python loader).
+
+Two things YAML does quietly are told apart for the messages: a plain word it reads as
+something other than text (YAML 1.1 reads `yes`, `no`, `on`, `off` as booleans, `~` as null,
+`1.0` as a number), so a "True is not of type 'string'" can say which word to quote; and a
+syntax error found one line after its cause (a key without its colon is noticed on the next
+line), reported where the construct that was left open starts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +31,39 @@ from ..fileio import read_text
 from ..numbers import finite
 
 MAX_DEPTH = 32
-Lines = dict[tuple[Any, ...], int]
+PLAIN_TAGS = {"tag:yaml.org,2002:bool": "the boolean", "tag:yaml.org,2002:null": "null",
+              "tag:yaml.org,2002:int": "the number", "tag:yaml.org,2002:float": "the number"}
+# a syntax error noticed past its cause: report where this construct started (context_mark)
+OPENED_AT = {"while scanning a simple key": "for the key that starts on this line",
+             "while scanning a quoted scalar": "for the quoted text that starts on this line",
+             "while parsing a flow sequence": "for the [ opened on this line",
+             "while parsing a flow mapping": "for the { opened on this line"}
+
+
+class Lines(dict[tuple[Any, ...], int]):
+    """The line of every mapping key and sequence item by path; `plain` keeps each plain word
+    YAML read as something other than text: (path of the mapping or of the value, the word, its
+    line, what YAML made of it, whether it is a key)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.plain: list[tuple[tuple[Any, ...], str, int, str, bool]] = []
+
+    def unquoted(self, path: tuple[Any, ...], instance: Any) -> tuple[str, int, str, bool] | None:
+        """The plain word at `path` (a value, or a key of the mapping there) YAML read as
+        `instance`: (word, line, what YAML read it as, is a key); None when there is none."""
+        for where, word, line, kind, is_key in self.plain:
+            if where == path and _reads_as(word, kind, instance):
+                return word, line, kind, is_key
+        return None
+
+
+def _reads_as(word: str, kind: str, instance: Any) -> bool:
+    if kind == "the boolean":
+        return isinstance(instance, bool) and yaml_key(word) == str(instance).lower()
+    if kind == "null":
+        return instance is None
+    return not isinstance(instance, bool) and isinstance(instance, (int, float))
 
 
 def _loader_class() -> Any:
@@ -45,13 +84,17 @@ def parse_yaml(text: str, file: Path) -> tuple[Any, Lines]:
     loader = _loader_class()(text)
     try:
         node = loader.get_single_node()
-        lines: Lines = {}
+        lines = Lines()
         if node is not None:
             _index(node, file, lines)
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        context = getattr(exc, "context", None)
+        opened = getattr(exc, "context_mark", None) if context in OPENED_AT else None
+        mark = opened or getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if opened is not None:
+            problem += f" {OPENED_AT.get(str(context), '')}"
         raise PackError(f"invalid YAML: {problem}", file=file, line=mark.line + 1 if mark else None,
                         fix="fix the syntax (check indentation and quoting)") from None
     except RecursionError:
@@ -94,12 +137,22 @@ def _index(root: Any, file: Path, out: Lines) -> None:
                 keys[name] = key_line
                 key_path = (*path, name)
                 out[key_path] = key_line
+                _plain(out, path, key, key_line, is_key=True)
                 stack.append((value, key_path))
                 if not isinstance(key, yaml.ScalarNode):
                     stack.append((key, key_path))
         elif isinstance(node, yaml.SequenceNode):
             for i, value in enumerate(node.value):
                 stack.append((value, (*path, i)))
+        else:
+            _plain(out, path, node, line, is_key=False)
+
+
+def _plain(out: Lines, path: tuple[Any, ...], node: Any, line: int, *, is_key: bool) -> None:
+    """Note a plain scalar YAML reads as a boolean, null or a number (`yes`, `~`, `1.0`)."""
+    kind = PLAIN_TAGS.get(getattr(node, "tag", ""))
+    if kind is not None and not getattr(node, "style", None) and isinstance(node.value, str):
+        out.plain.append((path, node.value, line, kind, is_key))
 
 
 def yaml_key(value: str) -> str:
@@ -122,7 +175,7 @@ def _check_numbers(data: Any, file: Path, lines: Lines) -> None:
                             line=line_of(lines, path), fix="write a plain number such as 0.85")
 
 
-def line_of(lines: Lines, path: tuple[Any, ...]) -> int | None:
+def line_of(lines: Mapping[tuple[Any, ...], int], path: tuple[Any, ...]) -> int | None:
     while path and path not in lines:
         path = path[:-1]
     return lines.get(path)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RecordingError
-from ..fileio import encode_line, fsync_dir, loads, read_bytes, write_all
+from ..fileio import DuplicateKeyError, encode_line, fsync_dir, loads, loads_line, read_bytes, write_all
 from ..formats.recording_line import RecordingLine
 from ..recording_file import split_recording
 
@@ -57,7 +57,11 @@ def read_recording(path: Path) -> tuple[dict[str, RecordingLine], list[str]]:
         raw = text.strip()
         if not raw:
             continue
-        line = _decode(raw)
+        try:
+            line = _decode(raw, strict=True)
+        except DuplicateKeyError as exc:
+            raise RecordingError(str(exc), file=path, line=number,
+                                 fix="keep one of them, or re-record everything with mode 'all'") from None
         if line is None:
             raise RecordingError("not a JSON object with a case_id", file=path, line=number,
                                  fix="repair or delete the line, or re-record everything with mode 'all'")
@@ -67,11 +71,14 @@ def read_recording(path: Path) -> tuple[dict[str, RecordingLine], list[str]]:
     return out, order  # a torn tail's case is simply missing and gets recorded again
 
 
-def _decode(raw: bytes | str) -> RecordingLine | None:
-    """A recording line (a JSON object with a non-empty case_id), else None."""
+def _decode(raw: bytes | str, strict: bool = False) -> RecordingLine | None:
+    """A recording line (a JSON object with a non-empty case_id), else None. `strict`: a key
+    repeated in one object raises DuplicateKeyError, as replay refuses it."""
     try:
-        doc = loads(raw)
-    except ValueError:
+        doc = loads_line(raw.decode("utf-8") if isinstance(raw, bytes) else raw) if strict else loads(raw)
+    except DuplicateKeyError:
+        raise
+    except ValueError:  # UnicodeDecodeError too
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("case_id"), str) or not doc["case_id"]:
         return None

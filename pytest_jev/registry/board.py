@@ -7,7 +7,10 @@ Per pack and split, the columns (one per backend folder with a results file) are
 groups, in this order:
 
 - ranked: live recordings on the pack's current version, by accuracy (then folder name). The
-  first is the leader; every other one is paired with it item by item (`detail.correct`) and
+  first is the leader, unless it is no more accurate than the majority-label baseline (always
+  answering each question's commonest gold label): then no column leads, each is *below
+  baseline*, and the block says so. Every other one is paired with the leader item by item
+  (`detail.correct`) and
   called *tied with the leader* when the exact McNemar p-value is >= 0.05, *below* otherwise,
   *untested* when the two cannot be paired (a results file without detail, other questions);
 - older: live recordings of an older (or unrecorded) pack version: shown, never ranked;
@@ -26,7 +29,7 @@ from ..flips import pack_power
 from ..formats.protocol_json import ProtocolReport
 from ..formats.run_json import Detail, ResultsFile
 from ..packs.model import Pack
-from ..stats import case_pairs, frontier, mcnemar_exact
+from ..stats import case_pairs, frontier, majority_baseline, mcnemar_exact
 from . import charts
 from .board_inputs import (
     BoardError,
@@ -79,20 +82,6 @@ def _float(value: float | None) -> float | None:
 
 def _floats(pair: tuple[float, float] | None) -> tuple[float, float] | None:
     return None if pair is None else (float(pair[0]), float(pair[1]))
-
-
-def _baseline(cases: Sequence[Any], questions: Sequence[str]) -> float | None:
-    """Accuracy of always answering each question's most common gold label (ties: any)."""
-    if not cases or not questions:
-        return None
-    hits = 0
-    for qid in questions:
-        counts: dict[str, int] = {}
-        for case in cases:
-            label = str(case.expect.get(qid))
-            counts[label] = counts.get(label, 0) + 1
-        hits += max(counts.values())
-    return hits / (len(cases) * len(questions))
 
 
 def _marks(backend: Backend, mode: str, version: str | None, current: str | None, detail: bool) -> tuple[Mark, ...]:
@@ -274,16 +263,24 @@ def _split_block(pack: Pack | None, pack_id: str, split: str, found: list[tuple[
     current = pack.version if pack is not None else None
     cases = pack.splits[split].cases if pack is not None and split in pack.splits else ()
     questions = list(pack.questions) if pack is not None else []
-    baseline = _baseline(cases, questions)
+    baseline = majority_baseline([case.expect for case in cases], questions)
     entries = _entries(found, current)
     ranked = [e for e in entries if e.group == "ranked" and e.accuracy is not None]
-    leader = ranked[0].backend.folder if len(ranked) >= 2 else None
+    best = ranked[0] if ranked else None
+    # a backend no more accurate than always answering the commonest label leads nothing
+    beaten = best is not None and baseline is not None and (best.accuracy or 0.0) <= baseline
+    leader = ranked[0].backend.folder if len(ranked) >= 2 and not beaten else None
+    no_leader = (f"no backend beats the majority-label baseline ({baseline:.3f}): the most accurate, "
+                 f"{best.backend.folder}, has {best.accuracy:.3f}"
+                 if beaten and best is not None and baseline is not None and best.accuracy is not None else None)
     pairs, tested = _pairs(ranked, len(cases), len(questions))
     on_frontier = _frontier(ranked)
     columns = []
     for key, e in enumerate(entries, start=1):
         lead = pairs.get(leader or "", {}).get(e.backend.folder)
         standing = (("leader", "leader", "highest accuracy") if e.backend.folder == leader else
+                    ("nobeat", "below baseline", f"accuracy {e.accuracy:.3f}, baseline {baseline:.3f}")
+                    if beaten and e.group == "ranked" and e.accuracy is not None and baseline is not None else
                     _standing(e.group, e.accuracy, leader, lead, len(ranked)))
         columns.append(_column(key, e, standing, on_frontier.get(e.backend.folder, False), current, baseline,
                                f"packs/{pack_id}"))
@@ -301,7 +298,7 @@ def _split_block(pack: Pack | None, pack_id: str, split: str, found: list[tuple[
         heldout=tuple(_heldout(doc, backends.get(folder) or _placeholder(folder), questions, href)
                       for folder, (doc, href) in sorted(reports.items(),
                                                         key=lambda kv: _report_order(kv[0], columns))),
-        comparison=comparison,
+        comparison=comparison, no_leader=no_leader,
         power=pack_power(len(cases), len(questions), [p.cases for p in tested if p.p is not None]) if cases else None)
 
 

@@ -46,7 +46,7 @@ class Column:
     key: int  # its number in the block (tables and the cost chart)
     backend: Backend
     group: str  # ranked | older | mock
-    standing: str  # leader | tied | below | untested | only | older | mock
+    standing: str  # leader | tied | below | nobeat (below the baseline) | untested | only | older | mock
     standing_label: str
     standing_note: str
     accuracy: float | None
@@ -133,6 +133,7 @@ class SplitBlock:
     locale_names: tuple[str, ...]
     heldout: tuple[Heldout, ...]
     comparison: str | None
+    no_leader: str | None = None  # why no column leads: the best is no better than the baseline
     power: Power | None = None  # the smallest difference the split can find (flips.pack_power); None: no cases
 
 

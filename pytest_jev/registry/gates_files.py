@@ -6,12 +6,13 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
-from ..errors import JevError
+from ..errors import JevError, RecordingError
 from ..fileio import exists, read_text
+from ..formats.backend_json import folder_info
 from ..formats.run_json import ResultsFile
 from ..packs.model import Pack
 from ..paths import shown
-from .derive import baseline, derive, looser, merged, render, source_of
+from .derive import Derivation, baseline, derivation, looser, merged, render, source_of
 from .results_files import ResultsError, read, results_file
 
 
@@ -50,12 +51,27 @@ def evidence(pack: Pack, folder: Path) -> list[ResultsFile]:
     return docs
 
 
-def derived_text(pack: Pack, folder: Path, root: Path) -> tuple[str, str]:
-    """(the gates.yaml derivation gives, the committed text or "")."""
-    gates = derive(baseline(evidence(pack, folder)))
+def in_process(folder: Path) -> bool:
+    """Whether the backend of a results folder runs inside the test process (backend.json's
+    `endpoint: in-process`): its latency is the machine's."""
+    try:
+        info = folder_info(folder)
+    except RecordingError as exc:
+        raise GatesError(exc.what, file=exc.file, fix=exc.fix) from None
+    return info is not None and info.endpoint == "in-process"
+
+
+def derivation_of(pack: Pack, folder: Path) -> Derivation:
+    """The gates a pack's evidence in `folder` gives, and those left out with the reason."""
+    return derivation(baseline(evidence(pack, folder)), in_process=in_process(folder))
+
+
+def derived_text(pack: Pack, folder: Path, root: Path) -> tuple[str, str, dict[str, str]]:
+    """(the gates.yaml derivation gives, the committed text or "", the gates left out: gate -> why)."""
+    found = derivation_of(pack, folder)
     committed_text = read_text(pack.gates_file, GatesError) if exists(pack.gates_file) else ""
     source = shown(folder, root) + "/"
-    return render(merged(pack.gates.values, gates), source), committed_text
+    return render(merged(pack.gates.values, found.gates), source, found.left_out), committed_text, found.left_out
 
 
 def diff(old: str, new: str, name: str) -> str:
@@ -72,11 +88,11 @@ def looser_problems(pack: Pack, root: Path) -> list[str]:
         return []  # hand-written gates: nothing to compare with
     folder = root / source
     try:
-        docs = evidence(pack, folder)
+        found = derivation_of(pack, folder)
     except (GatesError, ResultsError) as exc:
         return [exc.one_line()]
     fix = (f"re-derive with `jev-packs derive-gates {shown(pack.path, root)} --backend {folder.name} --write` "
            "and explain the regression")
     return [f"{shown(pack.gates_file, root)}: {line} (evidence {source}); {fix}"
-            for line in looser(pack.gates.values, derive(baseline(docs)))]
+            for line in looser(pack.gates.values, found.gates)]
 

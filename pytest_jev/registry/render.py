@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..formats.run_json import ResultsFile
+from ..gates import reworded
 from . import charts
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -37,7 +38,7 @@ def environment(html: bool) -> Any:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=html,
                              undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
                              trim_blocks=False, lstrip_blocks=False)
-    env.globals.update(f3=f3, cost=cost, ms=ms)
+    env.globals.update(f3=f3, cost=cost, ms=ms, reworded=reworded)
     return env
 
 

@@ -142,7 +142,7 @@ def sibling_problems(pack: Pack, results_dir: Path, root: Path, skip: Path) -> I
         if folder == skip:
             continue
         recording = predictions_in(folder, pack.id)
-        refresh = refresh_command(pack, folder.name, root)
+        refresh = refresh_command(pack, folder.name, root, results_dir)
         for split in pack.splits:
             path = results_file(folder, pack.id, split)
             if not exists(path):
@@ -171,9 +171,14 @@ def sibling_problems(pack: Pack, results_dir: Path, root: Path, skip: Path) -> I
                        f"holds {sorted(loaded.models())}; {refresh}")
 
 
-def refresh_command(pack: Pack, backend_folder: str, root: Path) -> str:
+def refresh_command(pack: Pack, backend_folder: str, root: Path, results_dir: Path) -> str:
+    """The command that rewrites a pack's results files of one backend folder, with the results
+    folder the run was given (`jev-packs refresh` knows only the rootdir's results/)."""
+    if results_dir.resolve() == (root / "results").resolve():
+        return (f"refresh with `pytest {shown(pack.path, root)} --jev-replay --jev-backend={backend_folder} "
+                "--jev-write-results` (or `jev-packs refresh`)")
     return (f"refresh with `pytest {shown(pack.path, root)} --jev-replay --jev-backend={backend_folder} "
-            "--jev-write-results` (or `jev-packs refresh`)")
+            f"--jev-results-dir={shown(results_dir, root)} --jev-write-results`")
 
 
 def evidence_due(pack: Pack, models: tuple[str, ...] | list[str]) -> bool:
@@ -189,7 +194,7 @@ def sync(pack: Pack, run: RunResult, recording: Path, results_dir: Path, root: P
 
     folder = results_folder(recording, results_dir, run.recorded_models)
     results = results_of(run, recording, folder, root)
-    refresh = refresh_command(pack, folder.name, root)
+    refresh = refresh_command(pack, folder.name, root, results_dir)
     evidence = pack.path / "evidence.md" if evidence_due(pack, run.recorded_models) and not run.split else None
     if write_files:
         written = write(results, report_markdown(results), folder, pack.id, run.split)

@@ -32,8 +32,9 @@ def run_lines(run: RunResult) -> Iterator[str]:
     tested = f"tested {run.tested}" if run.tested else "provisional"
     backend = f"backend {run.backend}, " if run.backend else ""
     yield f"recording {run.recording} ({backend}model {models}, {tested}, mode {run.mode})"
-    yield (f"{run.n_cases} cases, {run.case_errors} errors, {run.missing_items} missing items, "
-           f"{run.n_items} items; {run.mismatched_cases} cases mismatched, {run.invalid_cases} invalid")
+    yield (f"{run.n_cases} cases: {run.mismatched_cases} mismatched, {run.invalid_cases} invalid, "
+           f"{run.case_errors} errors; {run.n_items} items graded, {run.missing_items} missing "
+           "(an item: one question of one case)")
     if run.state_unchecked:
         yield (f"note: {run.state_unchecked} lines carry no state fingerprint (jevassert's, or recorded before "
                "jev-packs wrote one): an answer to a state that has changed since cannot be told apart; re-record "
@@ -45,6 +46,9 @@ def run_lines(run: RunResult) -> Iterator[str]:
                f"{q.ece:>7.3f} {_f(q.brier):>7}")
     yield (f"{'overall':<24} {'':<7} {run.n_items:>6} {run.accuracy:>7.3f} {run.mean_decision_prob:>7.3f} "
            f"{run.ece:>7.3f}")
+    if run.majority_baseline is not None:  # always answering each question's commonest gold label
+        beats = "" if run.accuracy > run.majority_baseline else "   no better than the baseline"
+        yield f"{'majority-label baseline':<24} {'':<7} {'':>6} {run.majority_baseline:>7.3f}{beats}"
     if run.accuracy_ci and run.ece_ci:
         a, e = run.accuracy_ci, run.ece_ci
         yield (f"bootstrap 95% ({run.bootstrap_resamples} resamples, seed {run.seed}): "
@@ -130,7 +134,8 @@ def _gates_line(run: RunResult) -> str:
     if not run.gates:
         return "gates: none declared in gates.yaml"
     return "gates: " + "; ".join(
-        f"{'PASS' if g.ok else 'SKIP' if g.ok is None else 'FAIL'} {g.gate} ({g.detail})" for g in run.gates)
+        f"{'PASS' if g.ok else 'SKIP' if g.ok is None else 'FAIL'} {g.gate} ({g.verdict or g.detail})"
+        for g in run.gates)
 
 
 def short_line(run: RunResult) -> str:
@@ -139,8 +144,10 @@ def short_line(run: RunResult) -> str:
     failed = len(run.failed_gates)
     gates = ("gates skipped" if run.gates_skipped else f"{len(run.gates)} gates, {failed} failed" if run.gates
              else "no gates")
-    return (f"jev {_title(run)}: accuracy {run.accuracy:.3f}{ci}, ECE {run.ece:.3f}, {run.n_items} items, "
-            f"{run.mismatched_cases} mismatched, {gates} ({run.recording})")
+    base = (f" against a {run.majority_baseline:.3f} majority-label baseline" if run.majority_baseline is not None
+            else "")
+    return (f"jev {_title(run)}: accuracy {run.accuracy:.3f}{ci}{base}, ECE {run.ece:.3f}, {run.n_items} items, "
+            f"{run.mismatched_cases} cases mismatched, {gates} ({run.recording})")
 
 
 def flip_line(run: RunResult) -> str:
@@ -189,7 +196,9 @@ def write_flips(tr: Any, runs: list[RunResult], options: Any, verbosity: int) ->
     regressed = [(run, m) for run in compared for m in run.flips.regressed_items]  # type: ignore[union-attr]
     if not regressed or verbosity == -1:
         return
-    tr.write_sep("-", f"jev regressions ({len(regressed)}): right in the baseline, wrong now")
+    cases = len({(run.pack, run.split, m.case) for run, m in regressed})
+    tr.write_sep("-", f"jev regressions: {len(regressed)} item{'s' if len(regressed) != 1 else ''} in {cases} "
+                      f"case{'s' if cases != 1 else ''}, right in the baseline, wrong now")
     limit = None if options.verbose > 0 else options.mismatches
     for run, m in regressed[:limit]:
         tr.write_line(_regression_line(run, m))
@@ -228,7 +237,9 @@ def write_summary(tr: Any, runs: list[RunResult], per_case: list[tuple[str, dict
             for m in run.mismatches:
                 found.append((f"{prefix}::case[{node_name_part(m.case)}]", m.to_json(), ""))
     if found:
-        tr.write_sep("-", f"jev mismatches ({len(found)}): valid answers that disagree with the gold label")
+        cases = len({nodeid for nodeid, _, _ in found})  # one node id per case, a bulk run's included
+        tr.write_sep("-", f"jev mismatches: {len(found)} item{'s' if len(found) != 1 else ''} in {cases} "
+                          f"case{'s' if cases != 1 else ''}, valid answers that disagree with the gold label")
         limit = None if options.verbose > 0 else options.mismatches
         for nodeid, m, state in found[:limit]:
             tr.write_line(_mismatch_line(nodeid, m, state))
