@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import JevError, RecordingError
+from ..errors import RecordingError
 from ..fileio import atomic_write, is_regular, loads, read_text, scrub
 from ..numbers import at_least_zero, finite
 from ..paths import backend_json
 from . import values as v
-from .schemas import FormatError, read_object
+from .schemas import JsonFile
 
 # backend.json written by jevassert names a provider, ours the backend kind
 PROVIDER_KINDS = {"typesafe": "jev", "anthropic": "anthropic", "openai": "openai", "openrouter": "openrouter"}
@@ -73,8 +73,10 @@ class Tool:
 
 
 @dataclass(frozen=True)
-class BackendInfo:
+class BackendInfo(JsonFile):
     """backend.json, ours or jevassert's."""
+
+    READ_FIX: ClassVar[str] = "repair it, or delete it and re-record"
 
     KEYS: ClassVar[tuple[str, ...]] = (
         "schema", "id", "name", "provider", "backend", "model", "package", "endpoint", "license", "submitted_by",
@@ -138,12 +140,6 @@ class BackendInfo:
         """The file's text: in its own key order, two-space indent, UTF-8, a final newline, any
         secret of the environment masked."""
         return scrub(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
-
-    @classmethod
-    def read(cls, path: Path, error: type[JevError] = FormatError,
-             fix: str = "repair it, or delete it and re-record") -> BackendInfo:
-        doc, _ = read_object(path, error, fix)
-        return cls.from_json(doc)
 
     def write(self, path: Path) -> Path:
         atomic_write(path, self.dumps().encode("utf-8"))

@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import JevError
 from ..fileio import atomic_write
 from . import values as v
 from .identity_json import Dataset, dataset_or_none
 from .run_json import dumps
-from .schemas import FormatError, read_object
+from .schemas import JsonFile
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,8 +93,10 @@ class IndexEntry:
 
 
 @dataclass(frozen=True)
-class RegistryIndex:
+class RegistryIndex(JsonFile):
     """index.json."""
+
+    READ_FIX: ClassVar[str] = "regenerate it with `jev-packs refresh` (or `jev-packs index`)"
 
     KEYS: ClassVar[tuple[str, ...]] = ("spec", "kind", "updated", "packs")
     KIND: ClassVar[str] = "jev-packs registry"
@@ -124,12 +125,6 @@ class RegistryIndex:
 
     def entry(self, pack_id: str) -> IndexEntry | None:
         return next((p for p in self.packs if p.id == pack_id), None)
-
-    @classmethod
-    def read(cls, path: Path, error: type[JevError] = FormatError,
-             fix: str = "regenerate it with `jev-packs refresh` (or `jev-packs index`)") -> RegistryIndex:
-        doc, _ = read_object(path, error, fix)
-        return cls.from_json(doc)
 
     def write(self, path: Path) -> Path:
         atomic_write(path, self.dumps().encode("utf-8"))

@@ -27,7 +27,7 @@ from ..fileio import atomic_write, write_json
 from . import values as v
 from .identity_json import Dataset, dataset_or_none, identity_or_none
 from .identity_json import Identity as RunIdentity
-from .schemas import FormatError, read_lines, read_object
+from .schemas import FormatError, JsonFile, read_lines
 
 # The fields that say what a protocol run measured: a held-out run checks them in the frozen
 # thresholds, and `jev-packs merge` in every report.
@@ -238,9 +238,11 @@ class Identity:
 
 
 @dataclass(frozen=True)
-class ProtocolReport(Identity):
+class ProtocolReport(Identity, JsonFile):
     """results/<backend>/<pack>.report.<split>.json: the run's identity, sample counts, and per
     question and locale (and tag) the selective metrics at the thresholds applied."""
+
+    READ_FIX: ClassVar[str] = "re-run the protocol run that wrote it"
 
     KIND: ClassVar[str] = "jev-packs protocol report"
     KEYS: ClassVar[tuple[str, ...]] = ("kind", *IDENTITY, "protocol_version", "thresholds_source", "samples",
@@ -291,12 +293,6 @@ class ProtocolReport(Identity):
                          thresholds_identity=self.thresholds_identity)
         return v.emit(known, self.order, self.extra)
 
-    @classmethod
-    def read(cls, path: Path, error: type[JevError] = FormatError,
-             fix: str = "re-run the protocol run that wrote it") -> ProtocolReport:
-        doc, _ = read_object(path, error, fix)
-        return cls.from_json(doc)
-
     def write(self, path: Path) -> Path:
         write_json(path, self.to_json())
         return path
@@ -343,9 +339,11 @@ class Freeze:
 
 
 @dataclass(frozen=True)
-class Thresholds(Identity):
+class Thresholds(Identity, JsonFile):
     """results/<backend>/<pack>.thresholds.json: the thresholds a tune run froze, with the
     conditions they were tuned under (a held-out run checks every one before using them)."""
+
+    READ_FIX: ClassVar[str] = "re-run --jev-tune to write it again"
 
     KIND: ClassVar[str] = "jev-packs thresholds"
     KEYS: ClassVar[tuple[str, ...]] = ("kind", "protocol_version", "split", "pack", "pack_version", "mode", "backend",
@@ -388,12 +386,6 @@ class Thresholds(Identity):
 
     def threshold(self, qid: str, locale: str) -> TunedThreshold | None:
         return self.thresholds.get(qid, {}).get(locale)
-
-    @classmethod
-    def read(cls, path: Path, error: type[JevError] = FormatError,
-             fix: str = "re-run --jev-tune to write it again") -> Thresholds:
-        doc, _ = read_object(path, error, fix)
-        return cls.from_json(doc)
 
     def write(self, path: Path) -> Path:
         write_json(path, self.to_json())
@@ -534,9 +526,11 @@ AGREE = ("pack", "pack_version", "split", "dataset_sha256", "rubric", "protocol_
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(JsonFile):
     """results/comparisons/<pack>.<split>.json (`jev-packs merge`): held-out reports of several
     backends side by side, which agree on every field of AGREE."""
+
+    READ_FIX: ClassVar[str] = "merge the reports again (jev-packs merge)"
 
     KIND: ClassVar[str] = "jev-packs comparison"
 
@@ -584,11 +578,6 @@ class Comparison:
                        dataset=self.dataset.to_json() if self.dataset is not None else None,
                        price_source=self.price_source)
         return out
-
-    @classmethod
-    def read(cls, path: Path) -> Comparison:
-        doc, _ = read_object(path, FormatError, "merge the reports again (jev-packs merge)")
-        return cls.from_json(doc)
 
     def write(self, path: Path) -> Path:
         write_json(path, self.to_json())

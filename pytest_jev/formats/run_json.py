@@ -20,13 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import JevError
 from ..fileio import atomic_write
 from . import values as v
 from .backend_json import Pricing
 from .identity_json import Dataset, Identity, dataset_or_none, identity_or_none
 from .protocol_json import ProtocolRun
-from .schemas import FormatError, read_object
+from .schemas import JsonFile
 
 if TYPE_CHECKING:  # a flip report's model loads with the first one read (a run with --jev-baseline)
     from .flips_json import FlipReport
@@ -371,9 +370,11 @@ class RunNumbers:
 
 
 @dataclass(frozen=True)
-class ResultsFile(RunNumbers):
+class ResultsFile(RunNumbers, JsonFile):
     """results/<backend>/<pack>.json (a pack with splits: <pack>.<split>.json): a run's numbers beside
     the recording they come from, with its provenance. Written by `--jev-write-results`."""
+
+    READ_FIX: ClassVar[str] = "refresh it (jev-packs refresh)"
 
     KEYS: ClassVar[tuple[str, ...]] = RESULTS_KEYS
     KIND: ClassVar[str] = "jev-packs results"
@@ -402,12 +403,6 @@ class ResultsFile(RunNumbers):
         """The file's text: in the run's key order (jevassert's keys first, questions in pack
         order), two-space indent, UTF-8, a final newline."""
         return dumps(self.to_json())
-
-    @classmethod
-    def read(cls, path: Path, error: type[JevError] = FormatError,
-             fix: str = "refresh it (jev-packs refresh)") -> ResultsFile:
-        doc, _ = read_object(path, error, fix)
-        return cls.from_json(doc)
 
     def write(self, path: Path) -> Path:
         atomic_write(path, self.dumps().encode("utf-8"))
@@ -515,8 +510,10 @@ class StabilityEntry:
 
 
 @dataclass(frozen=True)
-class JevJson:
+class JevJson(JsonFile):
     """The file `--jev-json PATH` writes: {"runs": [...]}, and {"stability": [...]} after --jev-repeat."""
+
+    READ_FIX: ClassVar[str] = "write it again with --jev-json"
 
     runs: tuple[RunObject, ...] = ()
     stability: tuple[StabilityEntry, ...] = ()  # left out of the file when empty
@@ -534,11 +531,6 @@ class JevJson:
 
     def dumps(self) -> bytes:
         return jev_json_bytes(self.to_json())
-
-    @classmethod
-    def read(cls, path: Path) -> JevJson:
-        doc, _ = read_object(path, FormatError, "write it again with --jev-json")
-        return cls.from_json(doc)
 
 
 def dumps(doc: Mapping[str, Any]) -> str:
