@@ -17,16 +17,18 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import metrics
+from .formats.identity_json import Dataset, Identity
 from .gates import NO_BASELINE, evaluate_gates
 from .gcpause import gc_paused
-from .grade import Graded, grade
+from .grade import STALE, Graded, grade
+from .identity import dataset_of, of
 from .packs.model import Case, Pack
 from .paths import shown
-from .pricing import JEV_LIST_PRICE
+from .pricing import DEFAULT, JEV_LIST_PRICE
 from .recording_file import Recording
 from .rubric import RubricCheck, rubric_fingerprint
 from .rubric import check as check_rubric
-from .run_detail import run_detail
+from .run_detail import locale_suggestions, locales, run_detail
 from .run_result import (
     AuthorCoverage,
     Cost,
@@ -58,6 +60,7 @@ class Settings:
     target_precision: float | None = None
     no_gates: bool = False
     detail: bool = False  # compute the registry's detail (--jev-write-results)
+    price_source: str | None = DEFAULT  # where the prices come from (pricing.price_source)
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,8 @@ class Prepared:
     latency: Latency
     problems: tuple[str, ...]  # integrity problems: why the recording does not belong to the pack
     rubric: RubricCheck  # the wording the recording was made with, against the pack's
+    identity: Identity  # what the numbers depend on (computed once per run)
+    dataset: Dataset
 
 
 @dataclass(frozen=True)
@@ -157,10 +162,10 @@ def _author_coverage(pack: Pack, graded: Graded) -> AuthorCoverage | None:
 
 def prepare(pack: Pack, recording: Recording, settings: Settings, backend: str | None = None,
             shown_path: str | None = None, split: str = "", cases: Sequence[Case] | None = None,
-            partial: bool = False) -> Prepared:
+            identity: Identity | None = None, partial: bool = False) -> Prepared:
     """Grade the cases (default: all of the pack's) and read usage, latency and provenance:
-    all that needs the decoded lines. `partial`: cases the recording lacks are not a problem
-    (a baseline: the flip report names them)."""
+    all that needs the decoded lines. `identity` is the run's (default: a plain run's of `split`).
+    `partial`: cases the recording lacks are not a problem (a baseline: the flip report names them)."""
     chosen = tuple(pack.cases if cases is None else cases)
     with gc_paused():
         graded = grade(pack, recording, chosen)
@@ -171,17 +176,40 @@ def prepare(pack: Pack, recording: Recording, settings: Settings, backend: str |
         models=tuple(recording.models()), mode=min(recording.modes(), default="live"), graded=graded,
         cost=cost, latency=latency,
         problems=tuple(integrity_problems(pack, chosen, recording, graded, missing_ok=partial)),
-        rubric=check_rubric(pack, chosen, recording))
+        rubric=check_rubric(pack, chosen, recording),
+        identity=identity if identity is not None else of(pack, split),
+        dataset=dataset_of(pack))
 
 
-def refusal(prep: Prepared) -> tuple[str, str, tuple[str, ...]] | None:
+def refusal(prep: Prepared, *, lines_apart: bool = False) -> tuple[str, str, tuple[str, ...]] | None:
     """Why a prepared recording's numbers must not be used: (the check item that says so, why,
     the one-line reasons); None when they may. Replay refuses the recording it grades with it
     and --jev-baseline the baseline, so the two refuse alike (a refusal added here applies to
-    both)."""
+    both): a recording made for other wording (rubric drift), and lines that answer a state
+    their case no longer has (their state fingerprint is not the case's). `lines_apart`: replay
+    refuses stale lines one by one instead (each case item and check[recording] fail with the
+    command that re-records just those cases; the other lines are graded); a baseline is
+    refused whole."""
     if prep.rubric.drift:
         return "check[rubric]", "the recording was made for other wording (rubric drift)", prep.rubric.lines
+    stale = stale_cases(prep)
+    if stale and not lines_apart:
+        return ("check[recording]", "the recording answers states its cases no longer have",
+                (f"{stale_line(prep, stale)}; re-record those cases (--jev-record) or compare with another recording",))
     return None
+
+
+def stale_cases(prep: Prepared) -> list[Case]:
+    """The cases whose recorded line answers a state the case no longer has (grade.STALE), in order."""
+    return [case for case in prep.cases
+            if (outcome := prep.graded.outcomes.get(case.id)) is not None and outcome.status == STALE]
+
+
+def stale_line(prep: Prepared, stale: Sequence[Case]) -> str:
+    """`<recording>: N line(s) answer a state their case no longer has (first: line L, case C)`."""
+    first = stale[0]
+    return (f"{prep.shown_path}: {len(stale)} line(s) answer a state their case no longer has "
+            f"(first: line {prep.graded.outcomes[first.id].line}, case {first.id})")
 
 
 def against_baseline(prep: Prepared, *, backend: BackendSpec | None, path: Path | None, results_dir: Path,
@@ -241,7 +269,13 @@ def finish(prep: Prepared, *, draw: Bootstrap | None = None, flips: FlipReport |
     items = graded.items
     acc_ci, ece_ci = (draw or metrics.bootstrap)(items.prob, items.correct, settings.bootstrap, settings.seed)
     suggestion = None
-    if settings.target_precision is not None:
+    by_locale = locales(prep.cases, items) or None  # a pack whose cases carry a locale: never pooled
+    suggestion_by_locale = None
+    if settings.target_precision is not None and by_locale is not None:
+        suggestion_by_locale = {loc: Suggestion(*found) if found else None
+                                for loc, found in locale_suggestions(prep.cases, items,
+                                                                     settings.target_precision).items()}
+    elif settings.target_precision is not None:
         found = metrics.suggest_threshold(items.prob, items.correct, settings.target_precision)
         suggestion = Suggestion(*found) if found else None
     run = RunResult(
@@ -259,8 +293,10 @@ def finish(prep: Prepared, *, draw: Bootstrap | None = None, flips: FlipReport |
         invalid_cases=sum(1 for o in graded.outcomes.values() if o.status == "invalid"),
         unknown_case_ids=graded.unknown_case_ids, mismatches=mismatches(graded),
         gates_skipped=settings.no_gates, rubric=rubric_fingerprint(pack.questions_as_sent()),
-        rubric_status=prep.rubric.outcome, flips=flips,
-        majority_baseline=majority_baseline([case.expect for case in prep.cases], list(pack.questions)))
+        rubric_status=prep.rubric.outcome, state_unchecked=graded.state_unchecked,
+        price_source=settings.price_source,
+        identity=prep.identity, dataset=prep.dataset, locales=by_locale, suggestion_by_locale=suggestion_by_locale,
+        flips=flips, majority_baseline=majority_baseline([case.expect for case in prep.cases], list(pack.questions)))
     if not settings.no_gates:
         run = replace(run, gates=tuple(evaluate_gates(pack.gates.values, run, pack.gates.lines, no_flips)))
     if settings.detail:

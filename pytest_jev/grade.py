@@ -17,8 +17,10 @@ import numpy as np
 from .contract import AnswerSpec, problems
 from .packs.model import Case, Pack, Question
 from .recording_file import Recording
+from .wire import state_fingerprint
 
-OK, MISMATCH, INVALID, ERROR = "ok", "mismatch", "invalid", "error"
+OK, MISMATCH, INVALID, ERROR, STALE = "ok", "mismatch", "invalid", "error", "stale"
+STALE_PROBLEM = "stale: its state changed after this line was recorded"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +36,8 @@ class Miss:
 @dataclass(frozen=True, slots=True)
 class CaseOutcome:
     case_id: str
-    status: str  # ok | mismatch | invalid | error
-    problems: tuple[str, ...] = ()  # contract breaches (invalid) or the error (error)
+    status: str  # ok | mismatch | invalid | error | stale (an answer to a state the case no longer has)
+    problems: tuple[str, ...] = ()  # contract breaches (invalid), the error (error), why it is stale
     misses: tuple[Miss, ...] = ()
     line: int | None = None  # the case's line in the recording (None: not in it)
 
@@ -66,6 +68,7 @@ class Graded:
     outcomes: Mapping[str, CaseOutcome]  # case id -> outcome, in case order
     items: Items
     unknown_case_ids: tuple[str, ...]  # in the recording but not in the pack
+    state_unchecked: int = 0  # graded lines without a state fingerprint (jevassert's, older ones of ours)
 
 
 def _float_map(raw: Any) -> dict[str, float]:
@@ -115,7 +118,8 @@ def answer_specs(pack: Pack) -> dict[str, AnswerSpec]:
 
 
 def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None) -> Graded:
-    """Grade `cases` (default: every case of the pack) against the recording's lines."""
+    """Grade `cases` (default: every case of the pack) against the recording's lines. A line whose
+    state fingerprint is not the case's state's is stale: refused, its items missing."""
     cases = pack.cases if cases is None else cases
     qids = tuple(pack.questions)
     qindex = {qid: i for i, qid in enumerate(qids)}
@@ -131,6 +135,7 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
     outcomes: dict[str, CaseOutcome] = {}
     case_errors = 0
     missing = 0
+    state_unchecked = 0
     items_by_q = [0] * len(qids)
     expected_by_q = [0] * len(qids)
     lines = recording.lines
@@ -140,6 +145,15 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
             expected_by_q[qindex[qid]] += 1
         rec = lines.get(case.id)
         line = numbers.get(case.id)
+        if rec is not None:
+            recorded_state = rec.state_fingerprint
+            if recorded_state is None:
+                state_unchecked += 1
+            elif recorded_state != state_fingerprint(dict(case.state)):  # refused: never graded
+                case_errors += 1
+                missing += len(case.expect)
+                outcomes[case.id] = CaseOutcome(case.id, STALE, (STALE_PROBLEM,), line=line)
+                continue
         answers = rec.answers if rec is not None else None
         if rec is None or rec.error or answers is None:
             case_errors += 1
@@ -187,4 +201,4 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
         gold_true=np.asarray(gold_list, dtype=bool), got_label=label_list, qids=qids, case_errors=case_errors,
         missing=missing, missing_by_question={qid: expected_by_q[i] - items_by_q[i] for i, qid in enumerate(qids)},
     )
-    return Graded(outcomes, items, unknown)
+    return Graded(outcomes, items, unknown, state_unchecked)

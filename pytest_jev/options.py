@@ -113,8 +113,8 @@ FLAGS = (
          None, "float", metavar="USD"),
     Flag("jev-price-output", "USD per million output tokens (default: backend.json pricing, else 0)",
          None, "float", metavar="USD"),
-    Flag("jev-target-precision", "suggest the highest-coverage threshold reaching this precision", None,
-         "float", metavar="P"),
+    Flag("jev-target-precision", "suggest the highest-coverage threshold reaching this precision (protocol: the "
+         "target a tune run fits, default 0.9; a held-out run takes the frozen one)", None, "float", metavar="P"),
     Flag("jev-no-gates", "compute metrics only; gate items are skipped", False, "bool"),
     Flag("jev-json", "write every run's metrics as JSON: {\"runs\": [...]}", None, "path", ini=False,
          metavar="PATH"),
@@ -147,8 +147,8 @@ FLAGS = (
          "metrics at them", False, "bool", ini=False),
     Flag("jev-write-results", "registry: write results/<backend>/<pack>.json and .md (and evidence.md for the "
          "pinned model) from this run, instead of checking them", False, "bool", ini=False),
-    Flag("jev-min-covered", "protocol: fewest decided samples a tuned threshold needs (default 10)", 10, "int",
-         metavar="N"),
+    Flag("jev-min-covered", "protocol: fewest decided samples a tuned threshold needs (default 10; a held-out run "
+         "takes the frozen one)", None, "int", metavar="N"),
     Flag("jev-baseline", "compare with a baseline, item by item (regressed, fixed, paired interval, McNemar): a "
          "backend or results folder name as --jev-backend takes, or a recording file or folder; for the jev "
          "fixture, an answers file or folder", None, metavar="NAME|PATH", ini=False),
@@ -205,7 +205,7 @@ class Options:
     repeat: int = 1
     split: str | None = None
     protocol: ProtocolRole | None = None  # a protocol run (--jev-tune, --jev-heldout)
-    min_covered: int = 10
+    min_covered: int | None = None  # --jev-min-covered; None: not given (tune: 10, held-out: the frozen one)
     write_results: bool = False  # --jev-write-results: refresh the registry's results files
     registry: bool = False  # --jev-registry / jev_registry, on results/ under the rootdir: check[results] items
     threshold: float = DEFAULT_THRESHOLD  # the jev fixture's claim threshold

@@ -21,6 +21,7 @@ from .fixture import fixtures
 from .nodes import (
     NO_RECORDING,
     PACK_FILE,
+    SEALED,
     BrokenPack,
     CaseItem,
     JevItem,
@@ -144,9 +145,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     """A pack item skipped at run time is reported at the pack's place, not in our code: a gate
-    not computable at its line of gates.yaml, items without a usable recording at pack.yaml
-    (one summary line for the whole pack under -rs); the paths in its reason relative to where
-    pytest was started, as in failures."""
+    not computable at its line of gates.yaml, items without a usable recording or of a sealed
+    held-out split at pack.yaml (one summary line for the whole pack under -rs); the paths in its
+    reason relative to where pytest was started, as in failures."""
     report = yield
     if report.when == "call" and report.passed and isinstance(item, RunItem) and item.mismatch:
         # a mismatch is no failure (--jev-strict makes it one), but JUnit readers (Jenkins, GitLab,
@@ -157,7 +158,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     elif report.skipped and isinstance(item, JevItem) and isinstance(report.longrepr, tuple):
         reason = report.longrepr[2]
         line: int | None = 0
-        if NO_RECORDING in reason:
+        if NO_RECORDING in reason or SEALED in reason:
             path = item.nodeid.split("::", 1)[0]
         else:
             path, line, _domain = item.location

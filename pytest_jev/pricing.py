@@ -39,3 +39,17 @@ def per_mtok(price: Price) -> dict[str, Any]:
 def text_tokens(text: str) -> int:
     """Tokens a text is estimated to bill."""
     return len(text) // CHARS_PER_TOKEN + 1
+
+
+# Where the prices of a cost come from (`price_source` in results files, --jev-json and protocol reports):
+GIVEN = "given"  # --jev-price-input / --jev-price-output (or their ini twins)
+LISTED = "backend.json"  # the list price the recording's backend.json states
+DEFAULT = "default"  # Jev's list price: the backend.json states none (jevassert's rule)
+
+
+def price_source(sources: tuple[str, str], prices: tuple[float | None, float | None]) -> str | None:
+    """One word for where a cost's (input, output) prices come from: given, backend.json or default,
+    or two joined by " + " when they differ; None when neither price is known (no cost)."""
+    if prices[0] is None and prices[1] is None:
+        return None
+    return sources[0] if sources[0] == sources[1] else " + ".join(sources)

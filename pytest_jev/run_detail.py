@@ -20,7 +20,7 @@ import numpy as np
 
 from .formats.run_json import CurvePoint, Detail, LocaleNumbers, ReliabilityBin
 from .grade import Items
-from .metrics import coverage_rows
+from .metrics import coverage_rows, suggest_threshold
 from .packs.model import Case, Pack
 from .stats import wilson
 
@@ -46,12 +46,19 @@ def curve(prob: np.ndarray, correct: np.ndarray, thresholds: Sequence[float] = C
     return [CurvePoint(t, c, pr) for t, c, pr in coverage_rows(prob, correct, tuple(thresholds))]
 
 
+def item_locales(cases: Sequence[Case], items: Items) -> np.ndarray | None:
+    """Each item's locale (`all` for a case without one); None when no case has a locale."""
+    if not any(case.locale for case in cases):
+        return None
+    case_locale = np.asarray([case.locale or "all" for case in cases], dtype=object)
+    return case_locale[items.case] if items.n else np.asarray([], dtype=object)
+
+
 def locales(cases: Sequence[Case], items: Items) -> dict[str, LocaleNumbers]:
     """Accuracy per locale (items of cases without one count as `all`), when any case has one."""
-    if not any(case.locale for case in cases):
+    item_locale = item_locales(cases, items)
+    if item_locale is None:
         return {}
-    case_locale = np.asarray([case.locale or "all" for case in cases], dtype=object)
-    item_locale = case_locale[items.case] if items.n else np.asarray([], dtype=object)
     out = {}
     for locale in sorted({case.locale or "all" for case in cases}):
         mask = item_locale == locale
@@ -60,6 +67,17 @@ def locales(cases: Sequence[Case], items: Items) -> dict[str, LocaleNumbers]:
         out[locale] = LocaleNumbers(n, k, k / n if n else None, ci,
                                     sum(1 for case in cases if (case.locale or "all") == locale))
     return out
+
+
+def locale_suggestions(cases: Sequence[Case], items: Items, target: float
+                       ) -> dict[str, tuple[float, float, float, int] | None]:
+    """--jev-target-precision's suggestion (metrics.suggest_threshold) per locale, for a pack whose
+    cases carry one: a threshold never pools locales, as the protocol's never does."""
+    item_locale = item_locales(cases, items)
+    if item_locale is None:
+        return {}
+    return {locale: suggest_threshold(items.prob[item_locale == locale], items.correct[item_locale == locale], target)
+            for locale in sorted({case.locale or "all" for case in cases})}
 
 
 def correct_strings(pack: Pack, cases: Sequence[Case], items: Items) -> dict[str, str]:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the file models cost ~30 ms to define; a session without packs never needs them
     from .formats.flips_json import FlipReport
+    from .formats.identity_json import Dataset, Identity
     from .formats.protocol_json import ProtocolRun
-    from .formats.run_json import Detail
+    from .formats.run_json import Detail, LocaleNumbers
 
 Interval = tuple[float, float]
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"  # a gate's outcome
@@ -203,6 +204,14 @@ class RunResult:
     gates_skipped: bool = False
     rubric: str = ""  # the pack's rubric fingerprint (sha256 of its questions as sent)
     rubric_status: str = "unchecked"  # ok | drift | unchecked: the recording's wording against it
+    state_unchecked: int = 0  # graded lines without a state fingerprint (jevassert's, older ones of ours)
+    price_source: str | None = None  # where the prices of the cost come from (pricing.PRICE_SOURCES)
+    identity: Identity | None = None  # what the numbers depend on (identity.py)
+    dataset: Dataset | None = None  # the dataset's version and manifest
+    # a pack whose cases carry a locale: accuracy per locale (Wilson 95%), and the suggestion per locale
+    # (`suggestion` is then None: a threshold never pools locales)
+    locales: Mapping[str, LocaleNumbers] | None = None
+    suggestion_by_locale: Mapping[str, Suggestion | None] | None = None
     protocol: ProtocolRun | None = None  # a tune or held-out run: report, thresholds, per-sample results
     detail: Detail | None = None  # for the registry: reliability bins, curve, locales, per-case marks
     majority_baseline: float | None = None  # majority-label accuracy of the run's cases (the terminal's; not in JSON)
@@ -245,7 +254,14 @@ class RunResult:
             "seed": self.seed, "mismatched_cases": self.mismatched_cases, "invalid_cases": self.invalid_cases,
             "unknown_case_ids": list(self.unknown_case_ids), "mode": self.mode,
             "mismatches": [m.to_json() for m in self.mismatches],
-            "rubric": self.rubric, "rubric_status": self.rubric_status,
+            "rubric": self.rubric, "rubric_status": self.rubric_status, "state_unchecked": self.state_unchecked,
+            "price_source": self.price_source,
+            "identity": self.identity.to_json() if self.identity is not None else None,
+            "dataset": self.dataset.to_json() if self.dataset is not None else None,
+            "locales": ({loc: n.to_json() for loc, n in self.locales.items()} if self.locales is not None else None),
+            "suggestion_by_locale": ({loc: s.to_json() if s is not None else None
+                                      for loc, s in self.suggestion_by_locale.items()}
+                                     if self.suggestion_by_locale is not None else None),
             **({"protocol": self.protocol.to_json()} if self.protocol is not None else {}),
             **({"detail": self.detail.to_json()} if self.detail is not None else {}),
             **({"flips": self.flips.to_json()} if self.flips is not None else {}),
@@ -261,8 +277,9 @@ class RunResult:
     def from_json(cls, doc: dict[str, Any]) -> RunResult:
         """The inverse of to_json and of shipped (xdist workers ship their runs to the controller this way)."""
         from .formats.flips_json import FlipReport
+        from .formats.identity_json import dataset_or_none, identity_or_none
         from .formats.protocol_json import ProtocolRun
-        from .formats.run_json import Detail
+        from .formats.run_json import Detail, LocaleNumbers
 
         suggestion = doc["suggestion"]
         author = doc["threshold_coverage"]
@@ -290,6 +307,13 @@ class RunResult:
                         in zip(doc["gates"], doc.get("gate_verdicts") or [""] * len(doc["gates"]), strict=True)),
             gates_skipped=doc["gates_skipped"],
             rubric=doc.get("rubric", ""), rubric_status=doc.get("rubric_status", "unchecked"),
+            state_unchecked=doc.get("state_unchecked", 0), price_source=doc.get("price_source"),
+            identity=identity_or_none(doc.get("identity")), dataset=dataset_or_none(doc.get("dataset")),
+            locales=({loc: LocaleNumbers.from_json(n) for loc, n in doc["locales"].items()}
+                     if doc.get("locales") is not None else None),
+            suggestion_by_locale=({loc: Suggestion(**s) if s else None
+                                   for loc, s in doc["suggestion_by_locale"].items()}
+                                  if doc.get("suggestion_by_locale") is not None else None),
             protocol=ProtocolRun.from_json(doc["protocol"]) if doc.get("protocol") is not None else None,
             detail=Detail.from_json(doc["detail"]) if doc.get("detail") is not None else None,
             majority_baseline=doc.get("majority_baseline"),

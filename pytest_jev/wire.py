@@ -33,6 +33,12 @@ class Request:
         return fingerprints([self], backend)[0]
 
 
+def state_fingerprint(state: Any) -> str:
+    """sha256 of a case's state as canonical JSON: every recording line of ours carries it, so
+    replay refuses an answer to a state the case no longer has (grade.py)."""
+    return "sha256:" + hashlib.sha256(canonical_json(state).encode("utf-8")).hexdigest()
+
+
 def fingerprints(requests: list[Request], backend: str) -> list[str]:
     """Request.fingerprint of each request, with each distinct questions object serialized once.
 

@@ -140,3 +140,13 @@ def write_split_pack(root: Path, per_locale: int = 12, *, pack_id: str = "split-
 def lines_by_case(path: Path) -> dict[str, dict[str, Any]]:
     """A recording's (or journal's) lines, keyed by case id, in file order."""
     return {x["case_id"]: x for x in map(json.loads, path.read_text(encoding="utf-8").splitlines())}
+
+
+def only_injected_failures(result: Any) -> None:
+    """A pytester run whose only failed items are case items of cases the mock failed on purpose
+    (`--jev-backend=mock` injects seeded failures: backends/mock.py, HARNESS_FAILURES)."""
+    text = result.stdout.str()
+    failed = [line for line in result.stdout.lines if line.startswith("FAILED ")]
+    assert result.ret in (0, 1), text
+    assert all("::case[" in line for line in failed), failed
+    assert text.count("recorded error: ") >= len(failed), text  # a mock recording's error lines: all injected

@@ -171,6 +171,30 @@ def test_a_baseline_recorded_for_other_wording_is_refused_as_replay_refuses_it(p
     assert "jev flips" not in out
 
 
+def test_a_baseline_whose_case_states_changed_is_refused_as_replay_refuses_it(pytester: pytest.Pytester) -> None:
+    """Issue 18: a line whose state fingerprint is not its case's state's answers a message the
+    case no longer has. Replay refuses such a line of its own recording; a baseline with one is
+    refused whole, through the same evaluate.refusal (no flip report is built on it)."""
+    two_recordings(pytester.path, gates="max_regressions: 5\n")
+    path = pytester.path / BASE / "toy.predictions.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    lines[2]["state_fingerprint"] = "sha256:" + "0" * 64  # toy-0003, recorded for another message
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = pytester.runpytest("packs", "--jev-backend=jev-1.14.0", "--jev-baseline=jev-1.13.0", "-rfs")
+    out = result.stdout.str()
+    assert result.parseoutcomes() == {"passed": 11, "mismatched": 3, "failed": 1, "skipped": 2}
+    result.stdout.fnmatch_lines(["*FAILED packs/toy/pack.yaml::check[[]baseline[]]*"])
+    assert "baseline refused: the recording answers states its cases no longer have" in out
+    assert (f"{BASE}/toy.predictions.jsonl: 1 line(s) answer a state their case no longer has "
+            "(first: line 3, case toy-0003); re-record those cases") in out
+    assert "jev flips" not in out and "Traceback" not in out
+    # the same line in the recording replay grades fails that case alone, the rest graded
+    shutil.copy(path, pytester.path / NOW / "toy.predictions.jsonl")
+    own = pytester.runpytest("packs", "--jev-backend=jev-1.14.0")
+    own.stdout.fnmatch_lines(["*1 line(s) answer a state their case no longer has (first: line 3, case toy-0003)*"])
+    assert "case[toy-0003]" in own.stdout.str() and own.parseoutcomes()["failed"] == 2
+
+
 def test_a_refusal_replay_adds_applies_to_the_baseline_too(pytester: pytest.Pytester) -> None:
     """The baseline is read, graded and refused through evaluate.refusal, as the recording
     replay grades: a refusal added there (issue 18's changed case states, say) refuses it too."""
@@ -179,10 +203,10 @@ def test_a_refusal_replay_adds_applies_to_the_baseline_too(pytester: pytest.Pyte
 import pytest_jev.evaluate as evaluate
 def pytest_configure(config):
     original = evaluate.refusal
-    def refusal(prep):
+    def refusal(prep, **options):
         if "1.13" in prep.shown_path:
             return "check[states]", "the case states changed", ("states changed: toy-0001",)
-        return original(prep)
+        return original(prep, **options)
     evaluate.refusal = refusal
 """)
     result = pytester.runpytest_subprocess("packs", "--jev-backend=jev-1.14.0", "--jev-baseline=jev-1.13.0")

@@ -30,8 +30,8 @@ from pytest_jev.wire import Request
 
 FAST = {"backoff_base_s": 0.001, "backoff_max_s": 0.01}
 LINE_KEYS = ["case_id", "model", "latency_ms", "usage", "answers", "error", "record_version", "backend", "mode",
-             "requested_model", "request_fingerprint", "rubric_fingerprint", "question_fingerprints", "attempts",
-             "retry_reasons", "http_status", "request_id",
+             "requested_model", "request_fingerprint", "state_fingerprint", "rubric_fingerprint",
+             "question_fingerprints", "attempts", "retry_reasons", "http_status", "request_id",
              "started_at", "finished_at", "error_detail", "plugin_version"]
 
 

@@ -155,3 +155,34 @@ def test_derivation_reproduces_the_seed_registrys_gates(name: str) -> None:
     evidence = json.loads((COMPAT / "results" / "jev-1.13.0" / f"{name}.json").read_text())
     published, _ = read_yaml(COMPAT / "packs" / name / "gates.yaml")
     assert derive(baseline([ResultsFile.from_json(evidence)])) == pytest.approx(published, abs=1e-12)
+
+
+def test_a_pack_with_frozen_splits_pins_its_rubric(pack: Pack) -> None:
+    """The rubric a frozen split was labelled for is pinned in pack.yaml (SPEC S4), so a recording run
+    against changed wording stops with rubric drift before any call (protocol/preflight.py)."""
+    from pytest_jev.rubric import rubric_fingerprint
+
+    if not pack.declares_splits:
+        pytest.skip(f"{pack.id} has no frozen splits")
+    assert pack.rubric_pin == rubric_fingerprint(pack.questions_as_sent())
+
+
+def test_the_readme_table_reports_each_locale_apart() -> None:
+    """A pack whose cases carry a locale has one row per split and locale in the README's table, each
+    accuracy (Wilson 95%) its results file's, never vi and en pooled."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for path in PACKS:
+        pack = load_pack(path)
+        if not pack.locales:
+            continue
+        for split in pack.splits:
+            for locale in pack.locales:
+                row = re.search(rf"^\| {pack.id} {pack.version}, {split}, {locale} \|.*\|$", readme, re.M)
+                assert row, f"README.md: no row for {pack.id} {split} {locale}"
+                cells = [c.strip() for c in row.group(0).strip("|").split("|")]
+                for cell, backend in zip(cells[-2:], EMBEDDED):
+                    results = json.loads((ROOT / "results" / backend / f"{pack.id}.{split}.json").read_text())
+                    numbers = results["detail"]["locales"][locale]
+                    lo, hi = numbers["accuracy_ci"]
+                    assert cell == f"{numbers['accuracy']:.3f} ({lo:.3f}-{hi:.3f})", (pack.id, split, locale, backend)
+        assert not re.search(rf"^\| {pack.id} {pack.version} \(vi, en\)", readme, re.M), f"{pack.id}: a pooled row"

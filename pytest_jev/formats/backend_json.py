@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import JevError, RecordingError
+from ..errors import RecordingError
 from ..fileio import atomic_write, is_regular, loads, read_text, scrub
 from ..numbers import at_least_zero, finite
 from ..paths import backend_json
 from . import values as v
-from .schemas import FormatError, read_object
+from .schemas import JsonFile
 
 # backend.json written by jevassert names a provider, ours the backend kind
 PROVIDER_KINDS = {"typesafe": "jev", "anthropic": "anthropic", "openai": "openai", "openrouter": "openrouter"}
@@ -73,8 +73,10 @@ class Tool:
 
 
 @dataclass(frozen=True)
-class BackendInfo:
+class BackendInfo(JsonFile):
     """backend.json, ours or jevassert's."""
+
+    READ_FIX: ClassVar[str] = "repair it, or delete it and re-record"
 
     KEYS: ClassVar[tuple[str, ...]] = (
         "schema", "id", "name", "provider", "backend", "model", "package", "endpoint", "license", "submitted_by",
@@ -138,12 +140,6 @@ class BackendInfo:
         """The file's text: in its own key order, two-space indent, UTF-8, a final newline, any
         secret of the environment masked."""
         return scrub(json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n")
-
-    @classmethod
-    def read(cls, path: Path, error: type[JevError] = FormatError,
-             fix: str = "repair it, or delete it and re-record") -> BackendInfo:
-        doc, _ = read_object(path, error, fix)
-        return cls.from_json(doc)
 
     def write(self, path: Path) -> Path:
         atomic_write(path, self.dumps().encode("utf-8"))
@@ -215,7 +211,15 @@ def folder_identity(folder: Path) -> tuple[str | None, str | None]:
 
 
 def folder_prices(folder: Path, default: tuple[float | None, float | None]) -> tuple[float | None, float | None]:
-    """(input, output) USD per million tokens from a folder's backend.json, else `default`.
+    """(input, output) USD per million tokens from a folder's backend.json, else `default`
+    (folder_prices_and_source)."""
+    return folder_prices_and_source(folder, default)[0]
+
+
+def folder_prices_and_source(folder: Path, default: tuple[float | None, float | None]
+                             ) -> tuple[tuple[float | None, float | None], tuple[str, str]]:
+    """((input, output) USD per million tokens, where each comes from: "backend.json" or "default")
+    from a folder's backend.json, else `default`.
 
     Read strictly, unlike BackendInfo (which reads a value of the wrong type as absent): the prices
     cost a replay's cases, so a price given as null is unknown (a model without a list price), a
@@ -223,14 +227,13 @@ def folder_prices(folder: Path, default: tuple[float | None, float | None]) -> t
     NaN, a boolean, a string) is refused with one line. Ours (`pricing`) and jevassert's
     (`pricing_usd_per_mtok`) are both read."""
     doc = _folder_doc(folder)
-    if doc is None:
-        return default
-    table = doc.get("pricing", doc.get("pricing_usd_per_mtok"))
+    table = doc.get("pricing", doc.get("pricing_usd_per_mtok")) if doc is not None else None
     if table is None:
-        return default
+        return default, ("default", "default")
     if not isinstance(table, Mapping):
         raise RecordingError("unreadable pricing (not an object)", file=backend_json(folder), fix=PRICING_FIX)
     prices: list[float | None] = []
+    sources: list[str] = []
     for ours, theirs, fallback in (("input_usd_per_mtok", "input", default[0]),
                                    ("output_usd_per_mtok", "output", default[1])):
         key = ours if ours in table else theirs if theirs in table else None
@@ -239,4 +242,5 @@ def folder_prices(folder: Path, default: tuple[float | None, float | None]) -> t
             raise RecordingError(f"unreadable pricing ({key} = {value!r} is not a number >= 0)",
                                  file=backend_json(folder), fix=PRICING_FIX)
         prices.append(None if value is None else float(value))
-    return prices[0], prices[1]
+        sources.append("backend.json" if key is not None else "default")
+    return (prices[0], prices[1]), (sources[0], sources[1])

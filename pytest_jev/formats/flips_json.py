@@ -15,12 +15,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
-from ..errors import JevError
 from ..fileio import atomic_write
 from . import values as v
-from .schemas import FormatError, read_object
+from .schemas import JsonFile
 
 KIND = "jev-packs flips"
 KEYS = ("kind", "pack", "version", "split", "rubric", "current", "baseline", "items", "both_right", "both_wrong",
@@ -106,8 +105,10 @@ class Power:
 
 
 @dataclass(frozen=True)
-class FlipReport:
+class FlipReport(JsonFile):
     """Two recordings of one pack (split), compared item by item (see the module docstring)."""
+
+    READ_FIX: ClassVar[str] = "regenerate it (jev-packs refresh)"
 
     pack: str
     version: str
@@ -179,12 +180,6 @@ class FlipReport:
         """The results/flips file's text: the format's key order, two-space indent, UTF-8 as is,
         a final newline."""
         return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
-
-    @classmethod
-    def read(cls, path: Path, error: type[JevError] = FormatError,
-             fix: str = "regenerate it (jev-packs refresh)") -> FlipReport:
-        doc, _ = read_object(path, error, fix)
-        return cls.from_json(doc)
 
     def write(self, path: Path) -> Path:
         atomic_write(path, self.dumps().encode("utf-8"))

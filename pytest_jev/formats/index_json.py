@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..errors import JevError
 from ..fileio import atomic_write
 from . import values as v
+from .identity_json import Dataset, dataset_or_none
 from .run_json import dumps
-from .schemas import FormatError, read_object
+from .schemas import JsonFile
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +28,7 @@ class IndexBackend:
     models: tuple[str, ...]  # the models its results name
     pack_versions: tuple[str, ...]  # the pack versions they were recorded on
     mode: str | None  # live | mock | mixed
-    current: bool | None  # all on the pack's current version
+    current: bool | None  # every results file's identity is the pack's as it is (identity.compare)
 
     @classmethod
     def from_json(cls, doc: Any) -> IndexBackend:
@@ -46,7 +46,7 @@ class IndexEntry:
     """One pack of the registry."""
 
     KEYS: ClassVar[tuple[str, ...]] = ("id", "version", "path", "license", "status", "evidence", "tested", "spec",
-                                       "splits", "locales", "cases", "questions", "backends")
+                                       "splits", "locales", "cases", "questions", "backends", "identities", "dataset")
 
     id: str | None = None
     version: str | None = None
@@ -61,6 +61,8 @@ class IndexEntry:
     cases: int | None = None
     questions: Mapping[str, str] = field(default_factory=dict)  # question id -> type, in pack order
     backends: tuple[IndexBackend, ...] = ()
+    identities: Mapping[str, str] | None = None  # split ("" without splits) -> identity.sha256 of a plain run
+    dataset: Dataset | None = None  # the dataset's version and manifest
     order: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -73,19 +75,28 @@ class IndexEntry:
                    v.strings(doc.get("locales")), v.integer(doc.get("cases")),
                    {qid: str(kind) for qid, kind in v.mapping(doc.get("questions")).items()},
                    tuple(IndexBackend.from_json(b) for b in backends) if isinstance(backends, list) else (),
-                   tuple(doc), v.extra_keys(doc, cls.KEYS))
+                   ({split: sha for split, sha in doc["identities"].items() if isinstance(sha, str)}
+                    if isinstance(doc.get("identities"), Mapping) else None),
+                   dataset_or_none(doc.get("dataset")), tuple(doc), v.extra_keys(doc, cls.KEYS))
 
     def to_json(self) -> dict[str, Any]:
-        return v.emit({"id": self.id, "version": self.version, "path": self.path, "license": self.license,
-                       "status": self.status, "evidence": self.evidence, "tested": self.tested, "spec": self.spec,
-                       "splits": list(self.splits), "locales": list(self.locales), "cases": self.cases,
-                       "questions": dict(self.questions), "backends": [b.to_json() for b in self.backends]},
-                      self.order, self.extra)
+        known: dict[str, Any] = {
+            "id": self.id, "version": self.version, "path": self.path, "license": self.license,
+            "status": self.status, "evidence": self.evidence, "tested": self.tested, "spec": self.spec,
+            "splits": list(self.splits), "locales": list(self.locales), "cases": self.cases,
+            "questions": dict(self.questions), "backends": [b.to_json() for b in self.backends]}
+        if self.identities is not None:  # jevassert's index has neither
+            known["identities"] = dict(self.identities)
+        if self.dataset is not None:
+            known["dataset"] = self.dataset.to_json()
+        return v.emit(known, self.order, self.extra)
 
 
 @dataclass(frozen=True)
-class RegistryIndex:
+class RegistryIndex(JsonFile):
     """index.json."""
+
+    READ_FIX: ClassVar[str] = "regenerate it with `jev-packs refresh` (or `jev-packs index`)"
 
     KEYS: ClassVar[tuple[str, ...]] = ("spec", "kind", "updated", "packs")
     KIND: ClassVar[str] = "jev-packs registry"
@@ -114,12 +125,6 @@ class RegistryIndex:
 
     def entry(self, pack_id: str) -> IndexEntry | None:
         return next((p for p in self.packs if p.id == pack_id), None)
-
-    @classmethod
-    def read(cls, path: Path, error: type[JevError] = FormatError,
-             fix: str = "regenerate it with `jev-packs refresh` (or `jev-packs index`)") -> RegistryIndex:
-        doc, _ = read_object(path, error, fix)
-        return cls.from_json(doc)
 
     def write(self, path: Path) -> Path:
         atomic_write(path, self.dumps().encode("utf-8"))

@@ -25,11 +25,14 @@ from typing import Any, ClassVar
 from ..errors import JevError
 from ..fileio import atomic_write, write_json
 from . import values as v
-from .schemas import FormatError, read_lines, read_object
+from .identity_json import Dataset, dataset_or_none, identity_or_none
+from .identity_json import Identity as RunIdentity
+from .schemas import FormatError, JsonFile, read_lines
 
 # The fields that say what a protocol run measured: a held-out run checks them in the frozen
 # thresholds, and `jev-packs merge` in every report.
-IDENTITY = ("pack", "pack_version", "split", "mode", "backend", "served_models", "dataset_sha256", "rubric", "seed")
+IDENTITY = ("pack", "pack_version", "split", "mode", "backend", "served_models", "dataset_sha256", "rubric", "seed",
+            "identity", "dataset")
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,25 @@ class ReportSamples:
         return {"total": self.total, "failed": self.failed, "answered": self.answered, "locales": dict(self.locales)}
 
 
+@dataclass(frozen=True, slots=True)
+class Seeds:
+    """What each seed of a protocol run is. `bootstrap` is --jev-seed: the seed of the summary's
+    bootstrap intervals, which this report's numbers do not use (they draw no random numbers:
+    Wilson intervals, a fixed grid). `backend` is the seed of a seeded backend (the mock's answers
+    and injected failures, from its backend.json), None for any other."""
+
+    bootstrap: int | None
+    backend: int | None
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Seeds:
+        doc = v.mapping(doc)
+        return cls(v.integer(doc.get("bootstrap")), v.integer(doc.get("backend")))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bootstrap": self.bootstrap, "backend": self.backend}
+
+
 @dataclass(frozen=True)
 class Identity:
     """What a protocol run measured (the fields of IDENTITY)."""
@@ -190,33 +212,52 @@ class Identity:
     dataset_sha256: str | None = None
     rubric: str | None = None
     seed: int | None = None
+    identity: RunIdentity | None = None  # what the numbers depend on, hashed (None: written before identities)
+    dataset: Dataset | None = None  # the dataset's version and manifest
 
     @staticmethod
     def identity_of(doc: Mapping[str, Any]) -> dict[str, Any]:
         return {"pack": v.string(doc.get("pack")), "pack_version": v.string(doc.get("pack_version")),
-                    "split": v.string(doc.get("split")), "mode": v.string(doc.get("mode")),
-                    "backend": v.string(doc.get("backend")), "served_models": v.strings(doc.get("served_models")),
-                    "dataset_sha256": v.string(doc.get("dataset_sha256")), "rubric": v.string(doc.get("rubric")),
-                    "seed": v.integer(doc.get("seed"))}
+                "split": v.string(doc.get("split")), "mode": v.string(doc.get("mode")),
+                "backend": v.string(doc.get("backend")), "served_models": v.strings(doc.get("served_models")),
+                "dataset_sha256": v.string(doc.get("dataset_sha256")), "rubric": v.string(doc.get("rubric")),
+                "seed": v.integer(doc.get("seed")), "identity": identity_or_none(doc.get("identity")),
+                "dataset": dataset_or_none(doc.get("dataset"))}
 
     def identity_json(self) -> dict[str, Any]:
-        return {"pack": self.pack, "pack_version": self.pack_version, "split": self.split, "mode": self.mode,
-                "backend": self.backend, "served_models": list(self.served_models),
-                "dataset_sha256": self.dataset_sha256, "rubric": self.rubric, "seed": self.seed}
+        """The identity fields, `identity` and `dataset` left out when the file has none."""
+        out: dict[str, Any] = {
+            "pack": self.pack, "pack_version": self.pack_version, "split": self.split, "mode": self.mode,
+            "backend": self.backend, "served_models": list(self.served_models),
+            "dataset_sha256": self.dataset_sha256, "rubric": self.rubric, "seed": self.seed}
+        if self.identity is not None:
+            out["identity"] = self.identity.to_json()
+        if self.dataset is not None:
+            out["dataset"] = self.dataset.to_json()
+        return out
 
 
 @dataclass(frozen=True)
-class ProtocolReport(Identity):
+class ProtocolReport(Identity, JsonFile):
     """results/<backend>/<pack>.report.<split>.json: the run's identity, sample counts, and per
     question and locale (and tag) the selective metrics at the thresholds applied."""
 
+    READ_FIX: ClassVar[str] = "re-run the protocol run that wrote it"
+
     KIND: ClassVar[str] = "jev-packs protocol report"
     KEYS: ClassVar[tuple[str, ...]] = ("kind", *IDENTITY, "protocol_version", "thresholds_source", "samples",
-                                       "questions", "note")
+                                       "questions", "note", "generator", "backend_kind", "recording_sha256",
+                                       "price_source", "seeds", "thresholds_identity")
 
     kind: str | None = None
     protocol_version: int | None = None
     thresholds_source: str | None = None  # tuned on this split | frozen thresholds.json ... | pack.yaml thresholds
+    generator: str | None = None  # "jev-packs <version>": the tool that wrote it
+    backend_kind: tuple[str, ...] = ()  # the backend kinds of the split's lines (mock, jev, sparrow, ...)
+    recording_sha256: str | None = None  # the recording it graded
+    price_source: str | None = None  # "given" when --jev-price-* priced the cost; None: no prices, no cost
+    seeds: Seeds | None = None  # what each seed is (the protocol's own numbers draw none)
+    thresholds_identity: str | None = None  # held-out: identity.sha256 of the frozen thresholds applied
     samples: ReportSamples = field(default_factory=lambda: ReportSamples(None, None, None, {}))
     questions: Mapping[str, ReportQuestion] = field(default_factory=dict)
     note: str | None = None  # mock runs: what the numbers do not say
@@ -230,7 +271,13 @@ class ProtocolReport(Identity):
                    thresholds_source=v.string(doc.get("thresholds_source")),
                    samples=ReportSamples.from_json(doc.get("samples")),
                    questions={qid: ReportQuestion.from_json(q) for qid, q in v.mapping(doc.get("questions")).items()},
-                   note=v.string(doc.get("note")), order=tuple(doc), extra=v.extra_keys(doc, cls.KEYS))
+                   note=v.string(doc.get("note")), generator=v.string(doc.get("generator")),
+                   backend_kind=v.strings(doc.get("backend_kind")),
+                   recording_sha256=v.string(doc.get("recording_sha256")),
+                   price_source=v.string(doc.get("price_source")),
+                   seeds=Seeds.from_json(doc.get("seeds")) if isinstance(doc.get("seeds"), Mapping) else None,
+                   thresholds_identity=v.string(doc.get("thresholds_identity")),
+                   order=tuple(doc), extra=v.extra_keys(doc, cls.KEYS))
 
     def to_json(self) -> dict[str, Any]:
         known = {"kind": self.kind, **self.identity_json(), "protocol_version": self.protocol_version,
@@ -239,13 +286,12 @@ class ProtocolReport(Identity):
                  "questions": {qid: q.to_json() for qid, q in self.questions.items()}}
         if self.note is not None:
             known["note"] = self.note
+        if self.generator is not None:  # the fields below came with identities: an older report has none
+            known.update(generator=self.generator, backend_kind=list(self.backend_kind),
+                         recording_sha256=self.recording_sha256, price_source=self.price_source,
+                         seeds=self.seeds.to_json() if self.seeds is not None else None,
+                         thresholds_identity=self.thresholds_identity)
         return v.emit(known, self.order, self.extra)
-
-    @classmethod
-    def read(cls, path: Path, error: type[JevError] = FormatError,
-             fix: str = "re-run the protocol run that wrote it") -> ProtocolReport:
-        doc, _ = read_object(path, error, fix)
-        return cls.from_json(doc)
 
     def write(self, path: Path) -> Path:
         write_json(path, self.to_json())
@@ -274,15 +320,35 @@ class TunedThreshold:
                 "precision": self.precision, "coverage": self.coverage}
 
 
+@dataclass(frozen=True, slots=True)
+class Freeze:
+    """The freeze a held-out run records in the thresholds it applied: from then on tuning again
+    into that backend folder is refused (the file says so itself, whatever other files are named)."""
+
+    by: str | None  # "--jev-heldout"
+    report: str | None  # the held-out report's file name
+    heldout_identity: str | None  # identity.sha256 of the held-out run that froze them
+
+    @classmethod
+    def from_json(cls, doc: Any) -> Freeze:
+        doc = v.mapping(doc)
+        return cls(v.string(doc.get("by")), v.string(doc.get("report")), v.string(doc.get("heldout_identity")))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"by": self.by, "report": self.report, "heldout_identity": self.heldout_identity}
+
+
 @dataclass(frozen=True)
-class Thresholds(Identity):
+class Thresholds(Identity, JsonFile):
     """results/<backend>/<pack>.thresholds.json: the thresholds a tune run froze, with the
     conditions they were tuned under (a held-out run checks every one before using them)."""
+
+    READ_FIX: ClassVar[str] = "re-run --jev-tune to write it again"
 
     KIND: ClassVar[str] = "jev-packs thresholds"
     KEYS: ClassVar[tuple[str, ...]] = ("kind", "protocol_version", "split", "pack", "pack_version", "mode", "backend",
                                        "served_models", "dataset_sha256", "rubric", "seed", "target_precision",
-                                       "min_covered", "grid", "thresholds")
+                                       "min_covered", "grid", "thresholds", "identity", "dataset", "frozen")
 
     kind: str | None = None
     protocol_version: int | None = None
@@ -290,6 +356,7 @@ class Thresholds(Identity):
     min_covered: int | None = None
     grid: tuple[float, ...] = ()  # first, last, step
     thresholds: Mapping[str, Mapping[str, TunedThreshold]] = field(default_factory=dict)  # qid -> locale -> ...
+    frozen: Freeze | None = None  # set by the first held-out run: tuning again into this folder is refused
     order: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
 
@@ -303,6 +370,7 @@ class Thresholds(Identity):
                    grid=tuple(g for g in grid if v.number(g) is not None) if isinstance(grid, list) else (),
                    thresholds={qid: {locale: TunedThreshold.from_json(t) for locale, t in v.mapping(per).items()}
                                for qid, per in v.mapping(doc.get("thresholds")).items()},
+                   frozen=Freeze.from_json(doc["frozen"]) if isinstance(doc.get("frozen"), Mapping) else None,
                    order=tuple(doc), extra=v.extra_keys(doc, cls.KEYS))
 
     def to_json(self) -> dict[str, Any]:
@@ -312,16 +380,12 @@ class Thresholds(Identity):
                  "grid": list(self.grid),
                  "thresholds": {qid: {locale: t.to_json() for locale, t in per.items()}
                                 for qid, per in self.thresholds.items()}}
+        if self.frozen is not None:
+            known["frozen"] = self.frozen.to_json()
         return v.emit(known, self.order, self.extra)
 
     def threshold(self, qid: str, locale: str) -> TunedThreshold | None:
         return self.thresholds.get(qid, {}).get(locale)
-
-    @classmethod
-    def read(cls, path: Path, error: type[JevError] = FormatError,
-             fix: str = "re-run --jev-tune to write it again") -> Thresholds:
-        doc, _ = read_object(path, error, fix)
-        return cls.from_json(doc)
 
     def write(self, path: Path) -> Path:
         write_json(path, self.to_json())
@@ -457,13 +521,16 @@ class ComparedBackend:
                               for qid, per in self.questions.items()}}
 
 
-AGREE = ("pack", "pack_version", "split", "dataset_sha256", "rubric", "protocol_version", "seed", "mode")
+AGREE = ("pack", "pack_version", "split", "dataset_sha256", "rubric", "protocol_version", "seed", "mode",
+         "price_source")
 
 
 @dataclass(frozen=True)
-class Comparison:
+class Comparison(JsonFile):
     """results/comparisons/<pack>.<split>.json (`jev-packs merge`): held-out reports of several
     backends side by side, which agree on every field of AGREE."""
+
+    READ_FIX: ClassVar[str] = "merge the reports again (jev-packs merge)"
 
     KIND: ClassVar[str] = "jev-packs comparison"
 
@@ -477,15 +544,18 @@ class Comparison:
     seed: int | None = None
     mode: str | None = None
     backends: tuple[ComparedBackend, ...] = ()  # by backend name
+    identity: RunIdentity | None = None  # the identity every merged report carries
+    dataset: Dataset | None = None
+    price_source: str | None = None  # every report's (merge never mixes sources)
 
     @classmethod
     def of(cls, reports: list[tuple[str, ProtocolReport]]) -> Comparison:
-        """The comparison of reports that agree on AGREE (the caller checked they do)."""
+        """The comparison of reports that agree on AGREE and their identity (the caller checked)."""
         first = reports[0][1]
         return cls(cls.KIND, first.pack, first.pack_version, first.split, first.dataset_sha256, first.rubric,
                    first.protocol_version, first.seed, first.mode,
                    tuple(sorted((ComparedBackend.of(report, path) for path, report in reports),
-                                key=lambda b: b.backend or "")))
+                                key=lambda b: b.backend or "")), first.identity, first.dataset, first.price_source)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Comparison:
@@ -493,18 +563,21 @@ class Comparison:
         return cls(v.string(doc.get("kind")), v.string(doc.get("pack")), v.string(doc.get("pack_version")),
                    v.string(doc.get("split")), v.string(doc.get("dataset_sha256")), v.string(doc.get("rubric")),
                    v.integer(doc.get("protocol_version")), v.integer(doc.get("seed")), v.string(doc.get("mode")),
-                   tuple(ComparedBackend.from_json(b) for b in backends) if isinstance(backends, list) else ())
+                   tuple(ComparedBackend.from_json(b) for b in backends) if isinstance(backends, list) else (),
+                   identity_or_none(doc.get("identity")), dataset_or_none(doc.get("dataset")),
+                   v.string(doc.get("price_source")))
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "pack": self.pack, "pack_version": self.pack_version, "split": self.split,
-                "dataset_sha256": self.dataset_sha256, "rubric": self.rubric,
-                "protocol_version": self.protocol_version, "seed": self.seed, "mode": self.mode,
-                "backends": [b.to_json() for b in self.backends]}
-
-    @classmethod
-    def read(cls, path: Path) -> Comparison:
-        doc, _ = read_object(path, FormatError, "merge the reports again (jev-packs merge)")
-        return cls.from_json(doc)
+        out: dict[str, Any] = {
+               "kind": self.kind, "pack": self.pack, "pack_version": self.pack_version, "split": self.split,
+               "dataset_sha256": self.dataset_sha256, "rubric": self.rubric,
+               "protocol_version": self.protocol_version, "seed": self.seed, "mode": self.mode,
+               "backends": [b.to_json() for b in self.backends]}
+        if self.identity is not None:  # a comparison of reports written before identities has none
+            out.update(identity=self.identity.to_json(),
+                       dataset=self.dataset.to_json() if self.dataset is not None else None,
+                       price_source=self.price_source)
+        return out
 
     def write(self, path: Path) -> Path:
         write_json(path, self.to_json())
@@ -522,6 +595,7 @@ class ProtocolRun:
     report: ProtocolReport
     thresholds: Thresholds | None  # a tune run only
     results: tuple[SampleLine, ...]
+    applied: str | None = None  # a held-out run: the sha256 of the frozen thresholds it applied, as read
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> ProtocolRun:
@@ -530,10 +604,10 @@ class ProtocolRun:
                    ProtocolReport.from_json(v.mapping(doc.get("report"))),
                    Thresholds.from_json(thresholds) if isinstance(thresholds, Mapping) else None,
                    tuple(SampleLine.from_json(r) for r in results if isinstance(r, Mapping))
-                   if isinstance(results, list) else ())
+                   if isinstance(results, list) else (), v.string(doc.get("applied")))
 
     def to_json(self) -> dict[str, Any]:
         return {"role": self.role, "folder": self.folder, "problems": list(self.problems),
                 "report": self.report.to_json(),
                 "thresholds": self.thresholds.to_json() if self.thresholds is not None else None,
-                "results": [r.to_json() for r in self.results]}
+                "results": [r.to_json() for r in self.results], "applied": self.applied}

@@ -3,7 +3,7 @@
 
 jevassert writes six keys (`case_id`, `model`, `latency_ms`, `usage`, `answers`, `error`); the
 recorder writes those six with their meaning, then its provenance (record_version, backend,
-mode, requested_model, request and rubric fingerprints, attempts, timestamps, ...), and a
+mode, requested_model, request, state and rubric fingerprints, attempts, timestamps, ...), and a
 backend may add keys of its own (an LLM's adapter settings). Both read alike.
 
 A RecordingLine keeps the decoded line whole and reads its fields on access: a recording holds
@@ -161,6 +161,11 @@ class RecordingLine(Mapping[str, Any]):
     @property
     def request_fingerprint(self) -> str | None:
         return v.string(self.doc.get("request_fingerprint"))
+
+    @property
+    def state_fingerprint(self) -> str | None:
+        """sha256 of the case's state as it was when the line was recorded (wire.state_fingerprint)."""
+        return v.string(self.doc.get("state_fingerprint"))
 
     @property
     def rubric_fingerprint(self) -> str | None:

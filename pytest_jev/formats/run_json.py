@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..errors import JevError
 from ..fileio import atomic_write
 from . import values as v
 from .backend_json import Pricing
+from .identity_json import Dataset, Identity, dataset_or_none, identity_or_none
 from .protocol_json import ProtocolRun
-from .schemas import FormatError, read_object
+from .schemas import JsonFile
 
 if TYPE_CHECKING:  # a flip report's model loads with the first one read (a run with --jev-baseline)
     from .flips_json import FlipReport
@@ -246,16 +246,17 @@ RUN_KEYS = (
     "p50_latency_ms", "p95_latency_ms", "input_tokens", "output_tokens", "per_question", "coverage",
     "threshold_coverage", "gates", "gates_skipped", "recorded_models", "pricing", "backend", "recording",
     "recording_sha256", "split", "target_precision", "bootstrap_resamples", "seed", "mismatched_cases",
-    "invalid_cases", "unknown_case_ids", "mode", "mismatches", "rubric", "rubric_status", "protocol", "detail",
-    "flips")
-# The run keys a results file leaves out, and the provenance it adds after them.
-NOT_IN_RESULTS = ("recording", "mismatches", "protocol", "unknown_case_ids", "gates_skipped", "flips")
+    "invalid_cases", "unknown_case_ids", "mode", "mismatches", "rubric", "rubric_status", "state_unchecked",
+    "price_source", "identity", "dataset", "locales", "suggestion_by_locale", "protocol", "detail", "flips")
+# The run keys a results file leaves out (its detail holds the locales), and the provenance it adds after them.
+NOT_IN_RESULTS = ("recording", "mismatches", "protocol", "unknown_case_ids", "gates_skipped", "state_unchecked",
+                  "locales", "suggestion_by_locale", "flips")
 PROVENANCE = ("kind", "pack_version", "predictions", "predictions_sha256", "report", "recorded_at")
 RESULTS_KEYS = tuple(key for key in RUN_KEYS if key not in NOT_IN_RESULTS) + PROVENANCE
 OPTIONAL = ("protocol", "detail", "flips")  # left out, not null, when a run has none
 _SCALARS: dict[str, Any] = {
     **dict.fromkeys(("pack", "version", "record_model", "tested", "backend", "recording_sha256", "split", "mode",
-                     "rubric", "rubric_status"), v.string),
+                     "rubric", "rubric_status", "price_source"), v.string),
     **dict.fromkeys(("n_cases", "n_items", "case_errors", "missing_items", "input_tokens", "output_tokens",
                      "bootstrap_resamples", "seed", "mismatched_cases", "invalid_cases"), v.integer),
     **dict.fromkeys(("accuracy", "ece", "mean_decision_prob", "cost_per_case_usd", "total_cost_usd", "p50_latency_ms",
@@ -307,6 +308,9 @@ class RunNumbers:
     mode: str | None = None  # live | mock
     rubric: str | None = None
     rubric_status: str | None = None  # ok | drift | unchecked
+    price_source: str | None = None  # where the prices of the cost come from (pricing.PRICE_SOURCES)
+    identity: Identity | None = None  # what the numbers depend on (identity_json.py); None: written before
+    dataset: Dataset | None = None  # the dataset's version and manifest
     detail: Detail | None = None
     order: tuple[str, ...] = ()  # the keys as read, in file order (() for a model built in memory)
     extra: Mapping[str, Any] = field(default_factory=dict)  # keys this model does not name, as read
@@ -326,6 +330,7 @@ class RunNumbers:
                                 if isinstance(threshold_coverage, Mapping) else None),
             gates=tuple(GateEntry.from_json(g) for g in _objects(doc.get("gates"))),
             pricing=Pricing.from_json(pricing) if isinstance(pricing, Mapping) else None,
+            identity=identity_or_none(doc.get("identity")), dataset=dataset_or_none(doc.get("dataset")),
             detail=Detail.from_json(detail) if isinstance(detail, Mapping) and detail else None)  # {}: none
         return out
 
@@ -349,7 +354,9 @@ class RunNumbers:
             "recording_sha256": self.recording_sha256, "split": self.split, "target_precision": self.target_precision,
             "bootstrap_resamples": self.bootstrap_resamples, "seed": self.seed,
             "mismatched_cases": self.mismatched_cases, "invalid_cases": self.invalid_cases, "mode": self.mode,
-            "rubric": self.rubric, "rubric_status": self.rubric_status,
+            "rubric": self.rubric, "rubric_status": self.rubric_status, "price_source": self.price_source,
+            "identity": self.identity.to_json() if self.identity else None,
+            "dataset": self.dataset.to_json() if self.dataset else None,
             "detail": self.detail.to_json() if self.detail else None,
         }
 
@@ -363,9 +370,11 @@ class RunNumbers:
 
 
 @dataclass(frozen=True)
-class ResultsFile(RunNumbers):
+class ResultsFile(RunNumbers, JsonFile):
     """results/<backend>/<pack>.json (a pack with splits: <pack>.<split>.json): a run's numbers beside
     the recording they come from, with its provenance. Written by `--jev-write-results`."""
+
+    READ_FIX: ClassVar[str] = "refresh it (jev-packs refresh)"
 
     KEYS: ClassVar[tuple[str, ...]] = RESULTS_KEYS
     KIND: ClassVar[str] = "jev-packs results"
@@ -395,12 +404,6 @@ class ResultsFile(RunNumbers):
         order), two-space indent, UTF-8, a final newline."""
         return dumps(self.to_json())
 
-    @classmethod
-    def read(cls, path: Path, error: type[JevError] = FormatError,
-             fix: str = "refresh it (jev-packs refresh)") -> ResultsFile:
-        doc, _ = read_object(path, error, fix)
-        return cls.from_json(doc)
-
     def write(self, path: Path) -> Path:
         atomic_write(path, self.dumps().encode("utf-8"))
         return path
@@ -423,6 +426,9 @@ class RunObject(RunNumbers):
     KEYS: ClassVar[tuple[str, ...]] = RUN_KEYS
 
     gates_skipped: bool | None = None
+    state_unchecked: int | None = None  # graded lines without a state fingerprint
+    locales: Mapping[str, LocaleNumbers] | None = None  # a pack with locales: accuracy per locale
+    suggestion_by_locale: Mapping[str, Suggestion | None] | None = None  # and --jev-target-precision's, per locale
     recording: str | None = None  # the recording as the user reads it (relative to the rootdir)
     unknown_case_ids: tuple[str, ...] = ()
     mismatches: tuple[MismatchEntry, ...] = ()
@@ -435,6 +441,12 @@ class RunObject(RunNumbers):
         if isinstance(flips, Mapping):
             from .flips_json import FlipReport  # see the imports above
         return cls(**cls.numbers_of(doc), gates_skipped=v.flag(doc.get("gates_skipped")),
+                   state_unchecked=v.integer(doc.get("state_unchecked")),
+                   locales=({loc: LocaleNumbers.from_json(n) for loc, n in doc["locales"].items()
+                             if isinstance(n, Mapping)} if isinstance(doc.get("locales"), Mapping) else None),
+                   suggestion_by_locale=({loc: Suggestion.from_json(s) if isinstance(s, Mapping) else None
+                                          for loc, s in doc["suggestion_by_locale"].items()}
+                                         if isinstance(doc.get("suggestion_by_locale"), Mapping) else None),
                    recording=v.string(doc.get("recording")), unknown_case_ids=v.strings(doc.get("unknown_case_ids")),
                    mismatches=tuple(MismatchEntry.from_json(m) for m in _objects(doc.get("mismatches"))),
                    protocol=ProtocolRun.from_json(protocol) if isinstance(protocol, Mapping) else None,
@@ -442,7 +454,13 @@ class RunObject(RunNumbers):
                    order=tuple(doc), extra=v.extra_keys(doc, RUN_KEYS))
 
     def to_json(self) -> dict[str, Any]:
-        return self._emit({**self.numbers_json(), "gates_skipped": self.gates_skipped, "recording": self.recording,
+        return self._emit({**self.numbers_json(), "gates_skipped": self.gates_skipped,
+                           "state_unchecked": self.state_unchecked, "recording": self.recording,
+                           "locales": ({loc: n.to_json() for loc, n in self.locales.items()}
+                                       if self.locales is not None else None),
+                           "suggestion_by_locale": ({loc: s.to_json() if s is not None else None
+                                                     for loc, s in self.suggestion_by_locale.items()}
+                                                    if self.suggestion_by_locale is not None else None),
                            "unknown_case_ids": list(self.unknown_case_ids),
                            "mismatches": [m.to_json() for m in self.mismatches],
                            "protocol": self.protocol.to_json() if self.protocol else None,
@@ -492,8 +510,10 @@ class StabilityEntry:
 
 
 @dataclass(frozen=True)
-class JevJson:
+class JevJson(JsonFile):
     """The file `--jev-json PATH` writes: {"runs": [...]}, and {"stability": [...]} after --jev-repeat."""
+
+    READ_FIX: ClassVar[str] = "write it again with --jev-json"
 
     runs: tuple[RunObject, ...] = ()
     stability: tuple[StabilityEntry, ...] = ()  # left out of the file when empty
@@ -511,11 +531,6 @@ class JevJson:
 
     def dumps(self) -> bytes:
         return jev_json_bytes(self.to_json())
-
-    @classmethod
-    def read(cls, path: Path) -> JevJson:
-        doc, _ = read_object(path, FormatError, "write it again with --jev-json")
-        return cls.from_json(doc)
 
 
 def dumps(doc: Mapping[str, Any]) -> str:

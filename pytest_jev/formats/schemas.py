@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, TypeVar
 
 from ..errors import JevError
 from ..fileio import loads, read_text
@@ -25,6 +25,26 @@ ID_PREFIX = "https://jev-packs.invalid/schema/"
 
 class FormatError(JevError):
     """A file that is not what its format says (its JSON Schema, or JSON at all)."""
+
+
+_Doc = TypeVar("_Doc", bound="JsonFile")
+
+
+class JsonFile:
+    """A file of ours holding one JSON object: `read` parses and types it, failing with one line
+    that names the file and READ_FIX (the way to make it again)."""
+
+    __slots__ = ()
+    READ_FIX: ClassVar[str] = "write it again"
+
+    @classmethod
+    def from_json(cls: type[_Doc], doc: Mapping[str, Any]) -> _Doc:
+        raise NotImplementedError
+
+    @classmethod
+    def read(cls: type[_Doc], path: Path, error: type[JevError] = FormatError, fix: str | None = None) -> _Doc:
+        doc, _ = read_object(path, error, fix or cls.READ_FIX)
+        return cls.from_json(doc)
 
 
 @cache

@@ -5,11 +5,12 @@ from .gcpolicy import freeze_if_large, unfreeze
 from .items import NO_RECORDING, BulkItem, CaseItem, CheckItem, GateItem, JevItem, PackWarning, RunItem
 from .packfile import PACK_FILE, BrokenPack, PackFile, broken_pack_problem, split_pack_nodeid
 from .results_check import ResultsItem
-from .runs import PackRun, RunStore
+from .runs import SEALED, PackRun, RunStore
 
 __all__ = [
     "NO_RECORDING",
     "PACK_FILE",
+    "SEALED",
     "BrokenPack",
     "BulkItem",
     "CaseItem",

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from ..errors import JevError, printable
+from ..errors import JevError, node_name_part, printable
 from ..gates import FLIP_GATES
 from ..rubric import pin_problem
 from ..stash import MISMATCH_COUNT_KEY, MISMATCH_KEY, REGRESSED_KEY, RUNS_KEY
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 STATE_EXCERPT = 120
 BULK_SHOWN = 20
+NAMED_MAX = 10  # cases a re-record command names one by one (more: the pack, whose new_episodes asks just those)
 NO_RECORDING = "no usable recording"
 REFUSED = "refused"
 
@@ -141,6 +143,8 @@ class RunItem(JevItem):
         self.skip_if_refused(run)
         if run.problem is not None:
             self.skip_no_recording()
+        if run.sealed is not None:
+            pytest.skip(run.sealed)
         run.start(self.config.stash[RUNS_KEY], apart=not self.bulk)
         return run
 
@@ -204,8 +208,15 @@ class CheckItem(RunItem):
                 pytest.skip(f"rubric drift not checked: {rubric.lines[0]}")
             return None
         run.start(self.config.stash[RUNS_KEY], apart=not self.bulk)
-        if run.prepared.problems:
-            raise JevFailure(list(run.prepared.problems))
+        problems = list(run.prepared.problems)
+        from ..evaluate import stale_cases, stale_line  # loaded by run.prepare already
+
+        stale = stale_cases(run.prepared)
+        if stale:
+            problems.append(f"{stale_line(run.prepared, stale)}; "
+                            f"re-record just those cases: {rerecord_command(run, self._pack_nodeid(), stale)}")
+        if problems:
+            raise JevFailure(problems)
         return None
 
     def _spec(self) -> None:
@@ -250,6 +261,9 @@ class CaseItem(RunItem):
                 for m in outcome.misses)
             return
         lines = problem_lines(run.split_file.file, self.case, outcome, run.prepared.shown_path)
+        if outcome.status == "stale":
+            lines = [f"{line}; re-record just the stale cases: "
+                     f"{rerecord_command(run, self._pack_nodeid(), [self.case])}" for line in lines]
         more = f" (and {len(outcome.problems) - 1} more below)" if len(outcome.problems) > 1 else ""
         raise JevFailure(lines, headline=f"{outcome.problems[0]}{more}" if outcome.problems else None)
 
@@ -314,6 +328,16 @@ class GateItem(RunItem):
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.pack.gates.lines.get(self.gate, 1)
         return self.pack.gates_file, line - 1, f"gate {self.gate}"
+
+
+def rerecord_command(run: PackRun, parent: str, cases: list[Case]) -> str:
+    """The command that records these cases again, and only them: their node ids (a bare --jev-record
+    asks again just the lines recorded for another request), or, for many, the split or pack."""
+    if len(cases) <= NAMED_MAX:
+        targets = " ".join(shlex.quote(f"{parent}::case[{node_name_part(case.id)}]") for case in cases)
+    else:
+        targets = shlex.quote(parent)
+    return f"pytest {targets} --jev-record {run.record_flags}".rstrip()
 
 
 def problem_lines(case_file: Path, case: Case, outcome: CaseOutcome, recording: str) -> list[str]:

@@ -35,34 +35,41 @@ from ..recording_lookup import candidate_recordings
 from ..stash import STABILITY_KEY
 from .packfile import PACK_FILE, split_pack_nodeid
 
-WHOLE_PACK = None  # a selection entry meaning every case of the pack
+WHOLE_SPLIT = None  # a selection entry meaning every case of a split (of the pack, for a pack without splits)
 
-# pack folder -> the node names of its selected case items, or WHOLE_PACK
-Selection = dict[Path, "set[str] | None"]
+# pack folder -> split ("" for a pack without splits) -> the node names of its selected case items, or WHOLE_SPLIT;
+# a pack whose items selected need its files only (check[spec]) has no split
+Selection = dict[Path, dict[str, "set[str] | None"]]
 
 
-def _add(selection: Selection, folder: Path, name: str) -> None:
-    """Record that the item `name` of the pack in `folder` was selected."""
-    if name == "check[spec]":  # needs the pack files only
-        selection.setdefault(folder, set())
+def _add(selection: Selection, folder: Path, rest: str) -> None:
+    """Record that the item `rest` (its node id after pack.yaml: `check[recording]`,
+    `tune::case[x]`) of the pack in `folder` was selected. An item of one split selects the
+    cases of that split only: `--jev-tune --jev-record` records the tune split, never the held-out one."""
+    splits = selection.setdefault(folder, {})
+    split, _, name = rest.rpartition("::")
+    if name in ("check[spec]", "check[split]"):  # need the pack files only
         return
-    if not name.startswith("case["):  # check[recording], gate[...], cases[bulk]: every case
-        selection[folder] = WHOLE_PACK
+    if not name.startswith("case["):  # check[recording], gate[...], cases[bulk]: every case of the split
+        splits[split] = WHOLE_SPLIT
         return
-    chosen = selection.setdefault(folder, set())
-    if chosen is not WHOLE_PACK:
+    chosen = splits.setdefault(split, set())
+    if chosen is not WHOLE_SPLIT:
         chosen.add(name)
 
 
 def selection_from_items(items: Iterable[pytest.Item]) -> tuple[Selection, dict[Path, Pack]]:
-    """The packs and cases the session selected, from its items (no xdist), and the packs
+    """The packs, splits and cases the session selected, from its items (no xdist), and the packs
     those items loaded, so that recording does not load them again."""
     selection: Selection = {}
     packs: dict[Path, Pack] = {}
     for item in items:
-        pack = getattr(item, "pack", None)
-        if pack is not None and item.path.name == PACK_FILE:
-            _add(selection, pack.path, item.name)
+        pack: Pack | None = getattr(item, "pack", None)
+        if pack is None or item.path.name != PACK_FILE:
+            continue
+        found = split_pack_nodeid(item.nodeid)
+        if found is not None:
+            _add(selection, pack.path, found[1])
             packs[pack.path] = pack
     return selection, packs
 
@@ -78,19 +85,35 @@ def selection_from_nodeids(nodeids: Iterable[str], rootdir: Path) -> Selection:
             folder = folders.get(path)
             if folder is None:
                 folder = folders[path] = (rootdir / path).parent.resolve()
-            _add(selection, folder, rest.rsplit("::", 1)[-1])
+            _add(selection, folder, rest)
     return selection
 
 
-def record_selection(config: pytest.Config, options: Options, selection: Mapping[Path, set[str] | None],
+def chosen_cases(pack: Pack, splits: Mapping[str, set[str] | None]) -> list[Case] | None:
+    """The cases a selection chose of `pack`, in pack order; None for all of them."""
+    out: list[Case] = []
+    for name, split in pack.splits.items():
+        names = splits.get(name, set())
+        if names is WHOLE_SPLIT:
+            out.extend(split.cases)
+        elif names:
+            out.extend(case for case in split.cases if f"case[{node_name_part(case.id)}]" in names)
+    return None if len(out) == len(pack.cases) else out
+
+
+def record_selection(config: pytest.Config, options: Options, selection: Selection,
                      loaded: Mapping[Path, Pack] | None = None) -> None:
     """Record (or, with --jev-dry-run, estimate) every selected pack's selected cases; `loaded`
     holds the packs collection already loaded (the xdist controller has none)."""
     tr = config.pluginmanager.get_plugin("terminalreporter")
     if options.backend is None:
         options.catalog.check_ready(None)  # --jev-record needs a backend
-    for folder, chosen in sorted(selection.items()):
-        if chosen is not WHOLE_PACK and not chosen:
+    spec = options.backend
+    assert spec is not None
+    todo: list[tuple[Pack, list[Case] | None, Backend | None, Path]] = []
+    refused: list[str] = []
+    for folder, splits in sorted(selection.items()):
+        if not any(chosen is WHOLE_SPLIT or chosen for chosen in splits.values()):
             continue  # only check[spec] selected
         pack = (loaded or {}).get(folder)
         if pack is None:
@@ -98,23 +121,51 @@ def record_selection(config: pytest.Config, options: Options, selection: Mapping
                 pack = load_pack(folder)
             except JevError:
                 continue  # its check[spec] item reports the problem
-        cases = None
-        if chosen is not WHOLE_PACK:
-            cases = [case for case in pack.cases if f"case[{node_name_part(case.id)}]" in chosen]
-            if len(cases) == len(pack.cases):
-                cases = None
+        cases = chosen_cases(pack, splits)
+        if cases == []:
+            continue
         if options.dry_run:
-            _dry_run(tr, options, pack, cases)
+            backend = None
+            first = _start_path(options, spec, spec.folder, pack, spec.request_model or pack.record_model)
         else:
-            _record(config, tr, options, pack, cases)
+            backend = config.hook.pytest_jev_make_backend(spec=spec, options=options, pack=pack, config=config)
+            first = _start_path(options, spec, paths.safe_name(backend.backend_id(None)), pack,
+                                spec.request_model or pack.record_model, backend)
+        refused.extend(_preflight(options, pack, cases, first, backend))
+        todo.append((pack, cases, backend, first))
+    if refused:  # decided before the first call: a refused run calls nothing and writes nothing
+        head = (f"jev preflight: recording refused before any call, nothing was called or written "
+                f"({len(refused)} refusal(s)):")
+        raise pytest.UsageError("\n".join([head, *refused]))
+    for pack, cases, backend, first in todo:
+        if backend is None:
+            _dry_run(tr, options, pack, cases, first)
+        else:
+            _record(config, tr, options, pack, cases, backend, first)
 
 
-def _dry_run(tr: Any, options: Options, pack: Pack, cases: list[Case] | None) -> None:
+def _preflight(options: Options, pack: Pack, cases: list[Case] | None, first: Path, backend: Backend | None
+               ) -> list[str]:
+    """Every refusal of recording `pack` that needs no answer (protocol/preflight.py), each round."""
+    from ..protocol.preflight import Recorder, refusals  # the recorder's side: imported when a run records
+
+    spec = options.backend
+    assert spec is not None
+    recorder = Recorder(spec.kind, backend.mode if backend is not None else ("mock" if spec.kind == "mock" else "live"),
+                        str(options.record_mode or BARE), spec.request_model, options.shuffle_seed)
+    role = str(options.protocol) if options.protocol is not None else None
+    out: list[str] = []
+    for k in range(1, options.repeat + 1):
+        out.extend(refusals(pack, paths.round_path(first, k), recorder, cases=cases, role=role,
+                            target_precision=options.target_precision, min_covered=options.min_covered))
+    return list(dict.fromkeys(out))
+
+
+def _dry_run(tr: Any, options: Options, pack: Pack, cases: list[Case] | None, first: Path) -> None:
     """What recording would call and cost: the very calls the run would make (nothing for
     cases already answered), tokens estimated from the bodies that would be sent."""
     spec = options.backend
     assert spec is not None
-    first = _start_path(options, spec, spec.folder, pack, spec.request_model or pack.record_model)
     calls = tokens_in = tokens_out = 0
     for k in range(1, options.repeat + 1):
         planned = plan(pack, spec.kind, paths.round_path(first, k), mode=options.record_mode or BARE,
@@ -131,16 +182,15 @@ def _dry_run(tr: Any, options: Options, pack: Pack, cases: list[Case] | None) ->
              f"{cost} with --jev-backend={spec.text} (nothing sent)")
 
 
-def _record(config: pytest.Config, tr: Any, options: Options, pack: Pack, cases: list[Case] | None) -> None:
+def _record(config: pytest.Config, tr: Any, options: Options, pack: Pack, cases: list[Case] | None,
+            backend: Backend, first: Path) -> None:
     from ..stability import stability  # grades, so imports numpy: only for --jev-repeat
 
     spec = options.backend
     assert spec is not None
     quiet = config.get_verbosity() < 0
-    backend: Backend = config.hook.pytest_jev_make_backend(spec=spec, options=options, pack=pack, config=config)
     folder_id = paths.safe_name(backend.backend_id(None))
     model = spec.request_model
-    first = _start_path(options, spec, folder_id, pack, model or pack.record_model, backend)
     first.parent.mkdir(parents=True, exist_ok=True)
     repeat = options.repeat
     for k in range(1, repeat + 1):

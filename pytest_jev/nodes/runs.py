@@ -14,14 +14,15 @@ import pickle
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import paths
 from ..errors import JevError
 from ..gates import NO_BASELINE
 from ..options import Options
-from ..pricing import JEV_LIST_PRICE
-from ..protocol.thresholds import role_of
+from ..pricing import GIVEN, JEV_LIST_PRICE, price_source
+from ..protocol.thresholds import HELDOUT, TUNE, freeze_of, role_of, thresholds_path
 from ..recording_file import load_recording
 from ..run_result import Interval, RunKey, RunResult
 
@@ -30,10 +31,12 @@ if TYPE_CHECKING:
 
     from ..evaluate import PackResult, Prepared
     from ..formats.flips_json import FlipItem, FlipReport
+    from ..formats.recording_line import RecordingLine
     from ..packs.model import Pack, Split
     from ..protocol.protocol_run import ProtocolSetup
     from ..protocol.samples import Sample
 
+SEALED = "sealed: held-out numbers come only from --jev-heldout"  # the skip reason of a sealed split's items
 APART_MIN_DRAWS = 20_000_000  # items x resamples from which bootstrap_apart uses a child process
 
 
@@ -63,6 +66,9 @@ class PackRun:
         # bytes changed (nothing is graded), or a recording made for other wording (rubric drift)
         self.refusal: tuple[str, str] | None = None
         self.protocol: ProtocolSetup | None = None  # a protocol run's setup (check[protocol] reads its problems)
+        self.record_flags = ""  # the --jev-backend (and --jev-model) that re-record a stale line of the recording
+        # why a plain run shows no numbers of this held-out split: its thresholds are not frozen yet
+        self.sealed: str | None = None
         self.samples: tuple[Sample, ...] = ()  # a protocol run's per-sample answers
         self.flips: FlipReport | None = None  # against --jev-baseline (check[baseline] says why there is none)
         self.baseline_problems: tuple[str, ...] = ()  # why the baseline cannot be compared with: check[baseline]
@@ -86,7 +92,8 @@ class PackRun:
             self.refusal = ("check[split]", "the frozen split changed")
             return
         from ..evaluate import Settings, prepare, refusal  # numpy: see the module docstring
-        from ..formats.backend_json import folder_prices  # backend.json's model: loaded with the first pack run
+        from ..formats.backend_json import folder_prices_and_source  # backend.json's model: with the first pack run
+        from ..identity import of
         from ..protocol import protocol_run
         from ..recording_lookup import find_recording  # reads backend.json through that model
 
@@ -96,22 +103,28 @@ class PackRun:
                                   backend=options.backend, results_dir=options.results_dir,
                                   tested=self.pack.tested, root=options.rootdir)
             recording = load_recording(path)
-            price_in, price_out = folder_prices(path.parent, (JEV_LIST_PRICE[0], 0.0))
+            (price_in, price_out), (source_in, source_out) = folder_prices_and_source(path.parent,
+                                                                                      (JEV_LIST_PRICE[0], 0.0))
         except JevError as exc:
             self.problem = exc
             return
         if options.price_input is not None:
-            price_in = options.price_input
+            price_in, source_in = options.price_input, GIVEN
         if options.price_output is not None:
-            price_out = options.price_output
+            price_out, source_out = options.price_output, GIVEN
         role = self.protocol_role
+        self.sealed = self.seal(path)
         if role is not None:
-            target = options.target_precision if options.target_precision is not None else 0.9
-            self.protocol = protocol_run.setup(role, self.pack, recording, target_precision=target,
-                                               min_covered=options.min_covered, seed=options.seed)
+            self.protocol = protocol_run.setup(role, self.pack, recording, target_precision=options.target_precision,
+                                               min_covered=options.min_covered, seed=options.seed, cases=self.cases,
+                                               price=(options.price_input, options.price_output))
+        # a threshold is never suggested from held-out data (--jev-target-precision on the tune split, or a pack
+        # without splits)
+        target = options.target_precision if role_of(self.split) != HELDOUT else None
         settings = Settings(bootstrap=options.bootstrap, seed=options.seed, price_input=price_in,
-                            price_output=price_out, target_precision=options.target_precision,
-                            no_gates=options.no_gates, detail=options.write_results or options.registry)
+                            price_output=price_out, target_precision=target,
+                            no_gates=options.no_gates, detail=options.write_results or options.registry,
+                            price_source=price_source((source_in, source_out), (price_in, price_out)))
         backend = options.backend.text if options.backend is not None else None
         models = recording.models()
         if backend is None and options.recording is None:
@@ -121,10 +134,15 @@ class PackRun:
                 backend = models[0]
         self.prepared = prepare(self.pack, recording, settings, backend=backend,
                                 shown_path=paths.shown(recording.path, options.rootdir), split=self.split,
-                                cases=self.cases)
+                                cases=self.cases, identity=of(self.pack, self.split))
         if self.protocol is not None:
             self.samples = protocol_run.samples(self.pack, self.cases, recording, self.prepared)
-        refused = refusal(self.prepared)
+        stale = next((o for o in self.prepared.graded.outcomes.values() if o.status == "stale"), None)
+        if stale is not None:
+            self.record_flags = record_flags(options, recording.lines[stale.case_id], self.pack.record_model)
+        # replay refuses its own stale lines one by one (their case items and check[recording] fail, the
+        # other lines are graded); a baseline with one is refused whole (evaluate.refusal)
+        refused = refusal(self.prepared, lines_apart=True)
         if refused is not None:
             self.refusal = refused[:2]
         elif options.baseline_given:
@@ -143,6 +161,17 @@ class PackRun:
             self.prepared, backend=options.baseline, path=options.baseline_path, results_dir=options.results_dir,
             rootdir=options.rootdir)
 
+    def seal(self, recording: Path) -> str | None:
+        """Why this held-out split shows no numbers in a plain run: a pack with a tune split shows
+        held-out numbers only at frozen thresholds, once the backend's have been frozen by a
+        --jev-heldout run (before, they could still shape the thresholds). None: shown."""
+        if role_of(self.split) != HELDOUT or self.protocol_role is not None or TUNE not in self.pack.splits:
+            return None
+        if freeze_of(recording.parent, self.pack.id) is not None:
+            return None
+        where = paths.shown(thresholds_path(recording.parent, self.pack.id), self.options.rootdir)
+        return f"{SEALED} at frozen thresholds, and {where} is not frozen yet: run --jev-tune, then --jev-heldout"
+
     @property
     def protocol_role(self) -> str | None:
         """tune or heldout when this run is a protocol run (--jev-tune / --jev-heldout on that split)."""
@@ -152,7 +181,7 @@ class PackRun:
     def start(self, store: RunStore, *, apart: bool) -> None:
         """Start the metrics (once) and hand the run to the process-wide store (never for a
         refused run: its numbers are not reported)."""
-        if self._thread is not None or self.prepared is None or self.refusal is not None:
+        if self._thread is not None or self.prepared is None or self.refusal is not None or self.sealed is not None:
             return
         self._thread = threading.Thread(target=self._work, args=(apart,), daemon=True,
                                         name=f"jev-metrics-{self.pack.id}")
@@ -208,6 +237,21 @@ class PackRun:
             raise self._error
         assert self._result is not None
         return self._result
+
+
+def record_flags(options: Options, line: RecordingLine, record_model: str) -> str:
+    """The flags that record again with the backend that recorded `line`: the --jev-backend given
+    (when it names a backend kind), else the line's own kind and requested model."""
+    spec = options.backend
+    if spec is not None and spec.known is not None:
+        return f"--jev-backend={spec.text}"
+    kind, model = line.backend, line.requested_model
+    if kind is None:
+        return "--jev-backend=<the backend that recorded it>"
+    known = options.catalog.kinds.get(kind)
+    if known is not None and known.model_in_spec and model:
+        return f"--jev-backend={kind}:{model}"
+    return f"--jev-backend={kind}" + (f" --jev-model={model}" if model and model != record_model else "")
 
 
 def bootstrap_apart(prob: np.ndarray, correct: np.ndarray, n_resamples: int, seed: int = 0

@@ -5,17 +5,18 @@ Errors are PackError: one line with file:line, what is wrong and how to fix it.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
 
 from ..errors import PackError, Problems
-from ..fileio import exists, is_regular
+from ..fileio import exists, is_regular, read_text
 from ..gcpause import gc_paused
 from . import schema
 from .cases import load_splits
 from .model import Gates, Pack, Question, frozen_map
-from .yamlfile import Lines, line_of, read_yaml
+from .yamlfile import Lines, line_of, parse_yaml, read_yaml
 
 SPEC1_KEYS = ("splits", "rubric")  # pack.yaml keys spec 1 adds to jevassert's spec 0
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -46,7 +47,8 @@ def load_pack(path: str | Path) -> Pack:
     if not exists(pack_file):
         raise PackError("no pack.yaml here", file=folder,
                         fix="a pack folder holds pack.yaml, cases.jsonl and gates.yaml (see SPEC.md)")
-    raw, lines = read_yaml(pack_file)
+    text = read_text(pack_file, PackError)
+    raw, lines = parse_yaml(text, pack_file)
     if not isinstance(raw, dict):
         raise PackError("top level must be a mapping of pack keys", file=pack_file, line=1,
                         fix="start from the example in SPEC.md")
@@ -89,6 +91,7 @@ def load_pack(path: str | Path) -> Pack:
         state_description=raw["state"]["description"], state_fields=tuple(raw["state"]["fields"]),
         questions=frozen_map(questions), thresholds=frozen_map(thresholds), gates=gates,
         cases=cases, warnings=warnings, spec=spec, splits=frozen_map(splits), rubric_pin=raw.get("rubric"),
+        file_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
     )
 
 

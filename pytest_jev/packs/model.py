@@ -137,6 +137,7 @@ class Pack:
     spec: int = 0
     splits: Mapping[str, Split] = field(default_factory=frozen_map)  # "" alone: no declared splits
     rubric_pin: str | None = None  # pack.yaml `rubric:`, the expected rubric fingerprint
+    file_sha256: str = ""  # sha256 of pack.yaml's bytes as loaded (the dataset's manifest)
     case_ids: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

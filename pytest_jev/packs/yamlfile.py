@@ -74,9 +74,13 @@ def _loader_class() -> Any:
 
 def read_yaml(file: Path) -> tuple[Any, Lines]:
     """Parse a YAML file; also return the line of every mapping key and sequence item by path."""
+    return parse_yaml(read_text(file, PackError), file)
+
+
+def parse_yaml(text: str, file: Path) -> tuple[Any, Lines]:
+    """read_yaml() of a file's text, already read."""
     import yaml
 
-    text = read_text(file, PackError)
     loader = _loader_class()(text)
     try:
         node = loader.get_single_node()

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..formats.identity_json import PROTOCOL_VERSION
 from ..formats.protocol_json import ProtocolReport, Thresholds, TunedThreshold
 from ..packs.model import Pack
-from . import PROTOCOL_VERSION
 from .samples import Sample
 from .selective import NEVER, metrics, tune
 from .thresholds import HELDOUT, TUNE

@@ -99,7 +99,7 @@ def build(pack: Pack, cases: Sequence[Case], recording: Recording, graded: Grade
         line = recording.lines.get(case.id)
         outcome = graded.outcomes[case.id]
         gold = {qid: _label(label) for qid, label in case.expect.items()}
-        failed = outcome.status == "error"
+        failed = outcome.status in ("error", "stale")
         answers: dict[str, Answered] = {}
         recorded = line.answers if line is not None else None
         if not failed and recorded is not None:
@@ -116,7 +116,8 @@ def build(pack: Pack, cases: Sequence[Case], recording: Recording, graded: Grade
         latency = line.latency_ms if line is not None else None
         out.append(Sample(
             case_id=case.id, locale=case.locale or "all", tags=case.tags, gold=gold,
-            error=error_code(line) if failed else None, latency_ms=float(latency) if latency is not None else None,
+            error=("stale" if outcome.status == "stale" else error_code(line)) if failed else None,
+            latency_ms=float(latency) if latency is not None else None,
             input_tokens=line.input_tokens if line is not None else None,
             output_tokens=line.output_tokens if line is not None else None, answers=answers))
     return tuple(out)

@@ -7,29 +7,35 @@ the held-out run checks field by field before it uses a single one.
 
 The guards, each an error with one line:
 - the function that writes thresholds raises LeakageError unless its caller is a tune run;
-- once a held-out report exists for the pack and backend (even one that cannot be read),
-  tuning again into that folder is refused: its held-out numbers would no longer be held out;
-- a held-out run validates the frozen file against the run (mode, backend, served models,
-  dataset sha256 of the tune split, rubric, protocol version, seed, pack and version).
+- the first held-out run records the freeze in the thresholds file itself (`frozen`: the values
+  are left as they are); from then on tuning again into that folder is refused, whatever other
+  files are named. So is tuning into a folder holding a held-out report (even one that cannot be
+  read: a thresholds file written before freezes were recorded has no `frozen`), or a thresholds
+  file that cannot be read (it may be frozen: repair or move it);
+- a held-out run compares the frozen file with the run through identity.compare: the identity
+  of the tune split (pack, version, pack.yaml's content, rubric, data files, protocol settings),
+  and mode, backend, the models that served the tune split, seed, pack and version, dataset.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JevError
 from ..fileio import exists, loads, read_text
-from . import PROTOCOL_VERSION
 
 if TYPE_CHECKING:  # the protocol's file models load with the first protocol run (every session imports this)
-    from ..formats.protocol_json import Thresholds, TunedThreshold
+    from ..formats.identity_json import Dataset, Identity
+    from ..formats.protocol_json import Freeze, Thresholds, TunedThreshold
+    from ..identity import Check
 
 TUNE, HELDOUT = "tune", "heldout"
 VALIDATED = ("pack", "pack_version", "mode", "backend", "served_models", "dataset_sha256", "rubric",
              "protocol_version", "seed")
+TUNE_AGAIN = ("publish a new pack version (new splits) or record into another backend folder")
 
 
 class LeakageError(JevError):
@@ -53,19 +59,40 @@ def role_of(split: str) -> str | None:
     return split if split in (TUNE, HELDOUT) else None
 
 
-def retune_problem(folder: Path, pack_id: str) -> str | None:
-    """Why tuning into `folder` is refused: a held-out report exists there (readable or not)."""
-    path = report_path(folder, pack_id, HELDOUT)
-    if not exists(path):
+def freeze_of(folder: Path, pack_id: str) -> str | None:
+    """Why the thresholds of `pack_id` in `folder` are frozen (None when they are not): the freeze
+    the thresholds file records, a thresholds file that cannot be read, or a held-out report beside it."""
+    from ..formats.protocol_json import Thresholds  # see the imports above
+
+    path = thresholds_path(folder, pack_id)
+    if exists(path):
+        try:
+            doc = loads(read_text(path, JevError))
+        except (JevError, ValueError):
+            doc = None
+        if not isinstance(doc, dict):
+            return f"{path} cannot be read, which counts as frozen (repair it or move it away)"
+        frozen = Thresholds.from_json(doc).frozen
+        if frozen is not None:
+            return (f"{path} is frozen: the held-out split was evaluated with them ({frozen.by}, "
+                    f"{frozen.report})")
+    report = report_path(folder, pack_id, HELDOUT)
+    if not exists(report):
         return None
     readable = ""
     try:
-        loads(read_text(path, JevError))
+        loads(read_text(report, JevError))
     except (JevError, ValueError):
         readable = " (it cannot be read, which counts as frozen: repair it or move it away)"
-    return (f"{path} exists{readable}: the held-out split has been evaluated with the thresholds tuned here, so "
-            "tuning again would make its numbers no longer held out; publish a new pack version (new splits) "
-            "or record into another backend folder")
+    return f"{report} exists{readable}: the held-out split has been evaluated with the thresholds tuned here"
+
+
+def retune_problem(folder: Path, pack_id: str) -> str | None:
+    """Why tuning into `folder` is refused: its thresholds are frozen (freeze_of)."""
+    why = freeze_of(folder, pack_id)
+    if why is None:
+        return None
+    return f"{why}, so tuning again would make its numbers no longer held out; {TUNE_AGAIN}"
 
 
 def write_thresholds(path: Path, doc: Thresholds, *, role: str | None) -> Path:
@@ -75,6 +102,28 @@ def write_thresholds(path: Path, doc: Thresholds, *, role: str | None) -> Path:
                            f"reached the code that writes {path}",
                            fix="thresholds are fitted on the tune split (--jev-tune), never on held-out data")
     return doc.write(path)
+
+
+def applied_sha256(thresholds: Thresholds) -> str:
+    """What a held-out run remembers of the thresholds it applied: the sha256 of the file's object."""
+    from ..identity import sha  # see the imports above
+
+    return sha(thresholds.to_json())
+
+
+def record_freeze(path: Path, applied: str, freeze: Freeze) -> Path | None:
+    """Record in the thresholds file that a held-out run applied them (once): the file as it was,
+    every threshold and field unchanged, plus `frozen`. None when it already records a freeze, or
+    the file is no longer the one the run applied (`applied`: applied_sha256; never rewritten
+    behind a run)."""
+    try:
+        current = read_thresholds(path)
+    except JevError:
+        return None
+    if current.frozen is not None or applied_sha256(current) != applied:
+        return None
+    order = (*current.order, "frozen") if current.order else ()
+    return replace(current, frozen=freeze, order=order).write(path)
 
 
 def read_thresholds(path: Path) -> Thresholds:
@@ -93,27 +142,37 @@ def read_thresholds(path: Path) -> Thresholds:
     return Thresholds.from_json(doc)
 
 
-def validation_problems(thresholds: Thresholds, expected: Mapping[str, Any], path: Path) -> list[str]:
+def frozen_check(thresholds: Thresholds, expected: Identity, facts: Mapping[str, Any], data_file: str) -> Check:
+    """The frozen thresholds against the held-out run (identity.compare): the tune split's identity
+    this run expects, and each fact of VALIDATED (name -> this run's value). A file written before
+    identities is compared on the fields it holds."""
+    from ..identity import compare, legacy  # a held-out run's: see the imports above
+
+    doc = thresholds.to_json()
+    found = thresholds.identity if thresholds.identity is not None else legacy(doc, data_file)
+    return compare(expected, found, {name: (doc.get(name), value) for name, value in facts.items()})
+
+
+def validation_problems(check: Check, path: Path) -> list[str]:
     """One line per field of the frozen thresholds that differs from this held-out run."""
-    frozen = thresholds.to_json()
-    out = []
-    for field in VALIDATED:
-        if frozen.get(field) != expected.get(field):
-            out.append(f"{path}: {field} is {json.dumps(frozen.get(field))} in the frozen thresholds but "
-                       f"{json.dumps(expected.get(field))} in this held-out run; thresholds tuned under other "
-                       "conditions are not applied: tune again for these conditions (a new pack version, or "
-                       "the same backend, mode, model and seed)")
-    return out
+    return [f"{path}: {line}; thresholds tuned under other conditions are not applied: tune again for these "
+            "conditions (a new pack version, or the same backend, mode, model, seed and settings)"
+            for line in check.lines("in the frozen thresholds", "in this held-out run")]
 
 
-def thresholds_doc(run: Mapping[str, Any], tuned: Mapping[str, Mapping[str, TunedThreshold]], target: float,
-                   min_covered: int) -> Thresholds:
-    """The frozen thresholds file of a tune run: the run's identity, the procedure, per question and locale."""
+def thresholds_doc(run: Mapping[str, Any], tuned: Mapping[str, Mapping[str, TunedThreshold]], identity: Identity,
+                   dataset: Dataset) -> Thresholds:
+    """The frozen thresholds file of a tune run: the run's identity (its protocol settings are the
+    procedure), per question and locale."""
     from ..formats.protocol_json import Thresholds  # a tune run's: see the imports above
 
+    settings = identity.protocol
+    assert settings is not None and settings.grid is not None  # a tune run's identity holds its settings
     return Thresholds.from_json({
-        "kind": Thresholds.KIND, "protocol_version": PROTOCOL_VERSION, "split": TUNE,
+        "kind": Thresholds.KIND, "protocol_version": settings.version, "split": TUNE,
         **{field: run[field] for field in VALIDATED if field != "protocol_version"},
-        "target_precision": target, "min_covered": min_covered, "grid": [0.5, 0.99, 0.01],
+        "target_precision": settings.target_precision, "min_covered": settings.min_covered,
+        "grid": list(settings.grid),
         "thresholds": {qid: {locale: t.to_json() for locale, t in by_locale.items()}
-                       for qid, by_locale in tuned.items()}})
+                       for qid, by_locale in tuned.items()},
+        "identity": identity.to_json(), "dataset": dataset.to_json()})

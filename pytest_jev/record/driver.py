@@ -21,7 +21,7 @@ from ..backends.base import RECORD_VERSION, Answer, AuthError, Backend, plugin_v
 from ..contract import AnswerSpec, answers_problems, specs_of
 from ..formats.recording_line import RecordingLine
 from ..rubric import question_fingerprints, rubric_fingerprint
-from ..wire import Request
+from ..wire import Request, state_fingerprint
 from .pacing import Pacer, backoff_delay
 from .plan import per_questions
 
@@ -201,8 +201,8 @@ class CaseRunner:
         if self.base_url:
             line["base_url"] = self.base_url
         rubric, per_question = self._rubric(req)
-        line.update(requested_model=req.model, request_fingerprint=fp, rubric_fingerprint=rubric,
-                    question_fingerprints=per_question)
+        line.update(requested_model=req.model, request_fingerprint=fp, state_fingerprint=state_fingerprint(req.state),
+                    rubric_fingerprint=rubric, question_fingerprints=per_question)
         if req.option_order is not None:
             line["option_order"] = req.option_order
         line.update(attempts=attempts,

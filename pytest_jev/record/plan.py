@@ -91,11 +91,11 @@ def usable(line: RecordingLine | None, fingerprint: str, specs: Mapping[str, Ans
            strict: bool) -> bool:
     """A line worth keeping: no error, answers that honour the contract, recorded for this
     very request. strict=False accepts a line without a fingerprint (a jevassert recording
-    we cannot check)."""
+    we cannot check); a fingerprint that is not a string is corrupt, and asked again."""
     answers = line.answers if line is not None and not line.error else None
     if line is None or answers is None:
         return False
-    recorded = line.request_fingerprint
+    recorded = line.get("request_fingerprint")  # as written: a corrupted one (not a string) is never trusted
     if not (recorded == fingerprint or (not strict and recorded is None)):
         return False
     return not answers_problems(specs, answers)

@@ -1,8 +1,11 @@
 """index.json: the registry's list of packs, derived from the packs and results/ alone.
 
-One entry per pack folder: id, version, path, license, status, evidence, and the backends with
-results for it. `verified` only when evidence.md exists for the pinned (`tested`) model and the
-results of that model are for this pack version; otherwise `provisional`. The file is a pure
+One entry per pack folder: id, version, path, license, status, evidence, the backends with
+results for it, the identity of each split (identity.py) and the dataset's manifest. A backend is
+`current` when every results file of it carries the identity the pack has today (identity.compare:
+a threshold or a case edited without a version bump makes it stale). `verified` only when
+evidence.md exists for the pinned (`tested`) model and the results of that model are current;
+otherwise `provisional`. The file is a pure
 function of the repository, so a check compares it byte for byte with what it should be.
 """
 
@@ -14,6 +17,7 @@ from ..errors import JevError
 from ..fileio import exists, is_regular, loads, read_text
 from ..formats.index_json import IndexBackend, IndexEntry, RegistryIndex
 from ..formats.run_json import ResultsFile
+from ..identity import compare, dataset_of, of
 from ..packs import load_pack
 from ..packs.model import Pack
 from ..paths import shown
@@ -39,15 +43,19 @@ def entry(pack: Pack, root: Path, results_dir: Path, found: list[tuple[Path, lis
           ) -> IndexEntry:
     backends = []
     verified = False
+    identities = {split: of(pack, split) for split in pack.splits}
     for folder, docs in found if found is not None else _found(pack, results_dir):
         if not docs:
             continue
         versions = sorted({str(d.numbers_version) for d in docs})
         models = sorted({m for d in docs for m in d.recorded_models})
         modes = sorted({d.mode or "live" for d in docs})
+        # current: every results file's numbers are those of the pack as it is (its identity, not its version)
+        current = all(d.identity is not None and compare(identities[d.split or ""], d.identity).same
+                      for d in docs if (d.split or "") in identities)
         backends.append(IndexBackend(folder.name, tuple(models), tuple(versions),
-                                     modes[-1] if len(modes) == 1 else "mixed", versions == [pack.version]))
-        if pack.tested is not None and pack.tested in models and versions == [pack.version]:
+                                     modes[-1] if len(modes) == 1 else "mixed", current))
+        if pack.tested is not None and pack.tested in models and current:
             verified = True
     evidence = pack.path / "evidence.md"
     verified = verified and is_regular(evidence)
@@ -57,7 +65,8 @@ def entry(pack: Pack, root: Path, results_dir: Path, found: list[tuple[Path, lis
         evidence=shown(evidence, root) if is_regular(evidence) else None, tested=pack.tested, spec=pack.spec,
         splits=tuple(pack.splits) if pack.declares_splits else (),
         locales=tuple(sorted({c.locale for c in pack.cases if c.locale})), cases=len(pack.cases),
-        questions={qid: q.type for qid, q in pack.questions.items()}, backends=tuple(backends))
+        questions={qid: q.type for qid, q in pack.questions.items()}, backends=tuple(backends),
+        identities={split: identity.sha256 or "" for split, identity in identities.items()}, dataset=dataset_of(pack))
 
 
 def build(root: Path, packs_dir: Path | None = None, results_dir: Path | None = None) -> RegistryIndex:
@@ -104,5 +113,9 @@ def entry_problem(pack: Pack, root: Path) -> str | None:
     return None
 
 
+NOT_BACKENDS = ("comparisons", "flips")  # results/ folders `jev-packs merge` and `refresh` write: no backend's
+
+
 def _folders(results_dir: Path) -> list[Path]:
-    return sorted(p for p in results_dir.iterdir() if p.is_dir()) if results_dir.is_dir() else []
+    return (sorted(p for p in results_dir.iterdir() if p.is_dir() and p.name not in NOT_BACKENDS)
+            if results_dir.is_dir() else [])

@@ -18,6 +18,7 @@ from ..errors import JevError
 from ..fileio import atomic_write, exists, is_regular, loads, read_text
 from ..formats.backend_json import folder_info
 from ..formats.run_json import NOT_IN_RESULTS, ResultsFile
+from ..identity import compare, of
 from ..packs.model import Pack
 from ..paths import backend_json, column_folders, predictions_in, safe_name, shown
 from ..recording_file import load_recording
@@ -26,7 +27,7 @@ from .render import report_markdown
 
 # the numbers a results file must share with a replay of its recording
 COMPARED = ("n_cases", "n_items", "case_errors", "missing_items", "accuracy", "accuracy_ci", "ece", "ece_ci",
-            "cost_per_case_usd", "p50_latency_ms", "p95_latency_ms", "recorded_models", "rubric")
+            "cost_per_case_usd", "p50_latency_ms", "p95_latency_ms", "recorded_models", "rubric", "price_source")
 
 
 class ResultsError(JevError):
@@ -104,8 +105,19 @@ def read(path: Path) -> ResultsFile:
     return ResultsFile.from_json(doc)
 
 
+def identity_problems(stored: ResultsFile, pack: Pack, split: str) -> list[str]:
+    """Whether a results file's numbers are still those of the pack as it is: its identity against
+    the pack's (identity.compare), one line per component that differs."""
+    expected = of(pack, split)
+    if stored.identity is None:
+        return [("identity: not recorded (written before results files carried one), so nothing says the numbers "
+                 "are those of the pack as it is")]
+    return compare(expected, stored.identity).lines("in the results file", "in this run")
+
+
 def differences(stored_file: ResultsFile, fresh_file: ResultsFile) -> list[str]:
-    """The compared fields where a stored results file and a fresh replay disagree."""
+    """The compared fields where a stored results file and a fresh replay disagree (the identity:
+    identity_problems)."""
     stored, fresh = stored_file.to_json(), fresh_file.to_json()
     out = []
     if stored.get("predictions_sha256") != fresh.get("predictions_sha256"):
@@ -145,6 +157,10 @@ def sibling_problems(pack: Pack, results_dir: Path, root: Path, skip: Path) -> I
             named = root / (results.predictions or "")
             if results.predictions is None or not is_regular(named):
                 yield f"{shown(path, root)}: its recording {results.predictions} does not exist; {refresh}"
+                continue
+            stale = identity_problems(results, pack, split)
+            if stale:
+                yield f"{shown(path, root)}: {stale[0]}; {refresh}"
                 continue
             loaded = load_recording(named)
             if results.predictions_sha256 != loaded.sha256:
@@ -196,7 +212,8 @@ def sync(pack: Pack, run: RunResult, recording: Path, results_dir: Path, root: P
         except ResultsError as exc:
             problems.append(exc.one_line())
         else:
-            problems.extend(f"{shown(path, root)}: {why}; {refresh}" for why in differences(stored, results))
+            whys = identity_problems(stored, pack, run.split) + differences(stored, results)
+            problems.extend(f"{shown(path, root)}: {why}; {refresh}" for why in whys)
             md = report_file(folder, pack.id, run.split)
             if not problems and (not is_regular(md) or md.read_text(encoding="utf-8") != report_markdown(stored)):
                 problems.append(f"{shown(md, root)}: the report is not the one its results file renders; "

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import node_name_part, printable
-from ..run_result import RunResult
+from ..run_result import RunResult, Suggestion
 
 if TYPE_CHECKING:
     from ..formats.protocol_json import ProtocolRun, Rate
@@ -35,6 +35,10 @@ def run_lines(run: RunResult) -> Iterator[str]:
     yield (f"{run.n_cases} cases: {run.mismatched_cases} mismatched, {run.invalid_cases} invalid, "
            f"{run.case_errors} errors; {run.n_items} items graded, {run.missing_items} missing "
            "(an item: one question of one case)")
+    if run.state_unchecked:
+        yield (f"note: {run.state_unchecked} lines carry no state fingerprint (jevassert's, or recorded before "
+               "jev-packs wrote one): an answer to a state that has changed since cannot be told apart; re-record "
+               "to add them (--jev-record=all)")
     yield ""
     yield f"{'question':<24} {'type':<7} {'n':>6} {'acc':>7} {'p(dec)':>7} {'ece':>7} {'brier':>7}"
     for q in run.per_question:
@@ -51,6 +55,11 @@ def run_lines(run: RunResult) -> Iterator[str]:
                f"accuracy {a[0]:.3f}-{a[1]:.3f}, ECE {e[0]:.3f}-{e[1]:.3f}")
     else:
         yield "bootstrap off: no intervals"
+    for locale, numbers in (run.locales or {}).items():  # locales are never pooled alone
+        ci = numbers.accuracy_ci
+        yield (f"locale {locale}: accuracy {_f(numbers.accuracy)}"
+               + (f" (Wilson 95% {ci[0]:.3f}-{ci[1]:.3f})" if ci else "")
+               + f", {numbers.n_items} items, {numbers.n_cases} cases")
     if run.n_items < 50:
         yield f"note: {run.n_items} items only: the interval is wide and ECE is coarse"
     yield _cost_line(run)
@@ -64,14 +73,19 @@ def run_lines(run: RunResult) -> Iterator[str]:
     if tc is not None:
         yield (f"author thresholds: auto-accepted {tc.n_auto}/{tc.n_total} ({tc.coverage:.3f}), "
                f"precision {_f(tc.precision)}; labels without a floor go to review")
-    if run.target_precision is not None:
-        s = run.suggestion
-        yield (f"threshold for precision >= {run.target_precision:.2f}: " +
-               (f"p >= {s.threshold:.2f} -> coverage {s.coverage:.3f}, precision {s.precision:.3f} "
-                f"(n={s.n_accepted})" if s else "none on the grid (0.50-0.99, at least 10 accepted)"))
+    if run.target_precision is not None and run.suggestion_by_locale is not None:
+        for locale, found in run.suggestion_by_locale.items():
+            yield f"threshold for precision >= {run.target_precision:.2f} [{locale}]: {_suggested(found)}"
+    elif run.target_precision is not None:
+        yield f"threshold for precision >= {run.target_precision:.2f}: {_suggested(run.suggestion)}"
     yield _gates_line(run)
     if run.protocol is not None:
         yield from protocol_lines(run.protocol)
+
+
+def _suggested(s: Suggestion | None) -> str:
+    return (f"p >= {s.threshold:.2f} -> coverage {s.coverage:.3f}, precision {s.precision:.3f} (n={s.n_accepted})"
+            if s else "none on the grid (0.50-0.99, at least 10 accepted)")
 
 
 def _ci(rate: Rate) -> str:
@@ -104,8 +118,10 @@ def protocol_lines(protocol: ProtocolRun) -> Iterator[str]:
 def _cost_line(run: RunResult) -> str:
     cost = run.cost
     if cost.per_case_usd is not None and cost.total_usd is not None:
+        source = {"given": "given", "backend.json": "the list price in backend.json",
+                  "default": "Jev's list price"}.get(run.price_source or "", run.price_source)
         return (f"cost/case ${cost.per_case_usd:.6f} (total ${cost.total_usd:.4f} at "
-                f"${cost.price_input}/M input + ${cost.price_output}/M output tokens)")
+                f"${cost.price_input}/M input + ${cost.price_output}/M output tokens), prices: {source}")
     if cost.input_tokens is None:
         return "cost: no token usage in the recording"
     return (f"cost: unknown, no price for this backend ({cost.input_tokens} input + "
