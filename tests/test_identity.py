@@ -167,11 +167,11 @@ def test_a_results_file_is_stale_once_a_threshold_of_pack_yaml_changes(pytester:
     assert pytester.runpytest("packs", "--jev-write-results", *MOCK).ret in (0, 1)
     assert subprocess.run([sys.executable, "-m", "pytest_jev", "index", "--root", str(pytester.path)],
                           capture_output=True, check=False).returncode == 0
-    check = pytester.runpytest("packs", "--jev-replay", "-k", "results", *MOCK)
+    check = pytester.runpytest("packs", "--jev-replay", "--jev-registry", "-k", "results", *MOCK)
     assert check.ret == 0, out(check)
     pack_yaml = tiny / "pack.yaml"
     pack_yaml.write_text(pack_yaml.read_text() + "thresholds:\n  refund: {true: 0.6, false: 0.6}\n")
-    stale = pytester.runpytest("packs", "--jev-replay", "-k", "results", *MOCK)
+    stale = pytester.runpytest("packs", "--jev-replay", "--jev-registry", "-k", "results", *MOCK)
     assert stale.ret == pytest.ExitCode.TESTS_FAILED
     stale.stdout.fnmatch_lines(["*results/mock-0/tiny-pack.json: identity.content_sha256 is * in the results file "
                                 "but * in this run (what pack.yaml says the numbers depend on*; refresh with*"])
