@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,37 @@ def clean_env() -> dict[str, str]:
 def _run(cmd: list[str], timeout: float, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, env=clean_env(),
                           stdin=subprocess.DEVNULL, cwd=cwd)
+
+
+def built_once(target: Path, ready: Callable[[], bool], build: Callable[[Path], None],
+               unavailable: type[Exception] = RuntimeError) -> Path:
+    """`target`, built once per machine by `build(tmp)` into a temporary folder renamed into place,
+    under an fcntl lock (the other processes wait, then reuse it); `unavailable` when the built
+    folder is still not `ready()`."""
+    if ready():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not ready():
+                for stale in target.parent.glob(f".{target.name}-build-*"):  # left by a killed build
+                    shutil.rmtree(stale, ignore_errors=True)
+                tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-build-", dir=target.parent))
+                try:
+                    build(tmp)
+                    tmp.chmod(0o755)
+                    if target.exists():
+                        shutil.rmtree(target)
+                    os.rename(tmp, target)
+                except BaseException:
+                    shutil.rmtree(tmp, ignore_errors=True)
+                    raise
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    if not ready():
+        raise unavailable(f"{target} was built but is not usable")
+    return target
 
 
 def probe(python: Path, code: str) -> str | None:

