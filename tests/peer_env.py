@@ -31,7 +31,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from jevassert_env import built_once, cache_root, clean_env, probe
+from jevassert_env import built_once, cache_root, clean_env, pip_download, probe
 
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = "0.1.0"
@@ -59,15 +59,10 @@ def sdist_dir() -> Path:
 
     def build(tmp: Path) -> None:
         download = tmp / "download"
-        requirement = tmp / "requirement.txt"
-        requirement.write_text(f"pytest-jev=={VERSION} --hash=sha256:{SDIST_SHA256}\n")
-        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                               "--require-hashes", "--disable-pip-version-check", "--no-input", "--quiet",
-                               "--retries", "2", "-r", str(requirement), "-d", str(download)],
-                              capture_output=True, text=True, timeout=600, env=clean_env(), check=False)
-        if done.returncode != 0:
+        failed = pip_download(f"pytest-jev=={VERSION} --hash=sha256:{SDIST_SHA256}", download, wheel=False)
+        if failed is not None:
             raise PeerUnavailable(f"`pip download pytest-jev=={VERSION}` (sdist) failed (is the package index "
-                                  f"reachable?):\n{_tail(done.stdout + done.stderr)}")
+                                  f"reachable?):\n{failed}")
         [archive] = download.glob("pytest_jev-*.tar.gz")
         if hashlib.sha256(archive.read_bytes()).hexdigest() != SDIST_SHA256:
             raise PeerUnavailable(f"{archive.name} is not the pytest-jev {VERSION} sdist this suite pins")
@@ -77,7 +72,6 @@ def sdist_dir() -> Path:
             item.rename(tmp / item.name)
         shutil.rmtree(tmp / "unpacked")
         shutil.rmtree(download)
-        requirement.unlink()
 
     return built_once(target, ready, build, PeerUnavailable)
 

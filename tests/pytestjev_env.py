@@ -19,7 +19,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from jevassert_env import built_once, cache_root, clean_env, probe
+from jevassert_env import built_once, cache_root, clean_env, pip_download, probe
 
 VERSION = "0.1.0"
 REQUIREMENT = f"pytest-jev=={VERSION}"
@@ -73,16 +73,9 @@ def ensure_pytest_jev_wheel() -> Path:
     wheel = target / f"pytest_jev-{VERSION}-py3-none-any.whl"
 
     def download(tmp: Path) -> None:
-        requirement = tmp / "requirement.txt"
-        requirement.write_text(f"{REQUIREMENT} --hash=sha256:{WHEEL_SHA256}\n")
-        done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
-                               "--require-hashes", "--disable-pip-version-check", "--no-input", "--quiet",
-                               "--retries", "2", "-r", str(requirement), "-d", str(tmp)],
-                              capture_output=True, text=True, timeout=600, env=clean_env(), check=False)
-        if done.returncode != 0:
-            tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
-            raise PytestJevUnavailable(f"`pip download {REQUIREMENT}` (wheel) failed:\n{tail}")
-        requirement.unlink()
+        failed = pip_download(f"{REQUIREMENT} --hash=sha256:{WHEEL_SHA256}", tmp, wheel=True)
+        if failed is not None:
+            raise PytestJevUnavailable(f"`pip download {REQUIREMENT}` (wheel) failed:\n{failed}")
 
     built_once(target, wheel.is_file, download, PytestJevUnavailable)
     return wheel
