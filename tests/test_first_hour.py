@@ -221,3 +221,13 @@ def test_a_missing_compatibility_corpus_is_said_once_in_the_header(tmp_path: Pat
     there = tmp_path / "corpus"
     there.mkdir()
     assert "compatibility corpus" not in _suite_header({**os.environ, "JEV_COMPAT_DIR": str(there)})
+
+
+def test_a_misspelled_backend_is_refused_before_replay_with_a_guess(pytester: pytest.Pytester) -> None:
+    (pytester.path / "results" / "bench").mkdir(parents=True)
+    result = pytester.runpytest("--jev-backend=sparow")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: unknown backend 'sparow': no backend kind of that name, and no folder "
+                                 "results/sparow; did you mean 'sparrow'? use one of: jev, mock, sparrow*"])
+    # a name that is no kind but a folder of results/ is a backend folder, as before
+    assert pytester.runpytest("--jev-backend=bench").ret == pytest.ExitCode.NO_TESTS_COLLECTED

@@ -35,8 +35,9 @@ def report_lines(pack: Pack, root: Path, difference: float | None = None) -> Ite
         yield (f"{title}: {power.cases:,} cases x {per:g} question{'s' if per != 1 else ''} = "
                f"{round(power.cases * per):,} items")
         if power.source == "default":
-            yield (f"  discordance {power.discordance:.2f} assumed (DEFAULT_DISCORDANCE: fewer than two backends are "
-                   "recorded on this pack's current version), items taken as independent (design effect 1)")
+            yield (f"  discordance {power.discordance:.2f} assumed (DEFAULT_DISCORDANCE: fewer than two backends "
+                   "have a results file of this pack's current version: write them with --jev-write-results), "
+                   "items taken as independent (design effect 1)")
         else:
             between = " and ".join(ranked) if len(ranked) == 2 else f"its {len(ranked)} ranked backends (mean)"
             yield (f"  discordance {power.discordance:.3f} between {between}: the share of items answered "
