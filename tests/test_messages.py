@@ -389,3 +389,20 @@ def test_no_committed_report_prints_a_failed_gate_as_its_rule() -> None:
     failed = [line for path in reports for line in path.read_text().splitlines() if line.startswith("- **FAIL**")]
     assert failed, "the minilm column fails some of the sparrow-derived gates"
     assert not [line for line in failed if re.search(r" (<=|>=) \S+$", line)]
+
+
+def test_a_key_without_its_colon_is_reported_at_the_key_not_the_line_below(tmp_path: Path) -> None:
+    from pytest_jev.errors import PackError
+    from pytest_jev.packs import load_pack
+
+    toy = write_pack(tmp_path)
+    lines = (toy / "pack.yaml").read_text().splitlines()
+    key = next(i for i, text in enumerate(lines) if text.startswith("  ") and not text.startswith("   ")
+               and text.rstrip().endswith(":") and i > 0 and lines[i + 1].startswith("    "))
+    lines[key] = lines[key].rstrip()[:-1]  # `  queue:` -> `  queue`
+    (toy / "pack.yaml").write_text("\n".join(lines) + "\n")
+    with pytest.raises(PackError) as caught:
+        load_pack(toy)
+    assert caught.value.line == key + 1, caught.value.one_line()
+    assert f"a key without its colon (mapping values are not allowed in this context, noticed on line {key + 2})" \
+        in caught.value.what, caught.value.one_line()

@@ -72,6 +72,21 @@ def _loader_class() -> Any:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _key_without_colon(lines: list[str], problem_line: int) -> int | None:
+    """The line of a key written without its colon, when YAML noticed it on the next line: a
+    colon YAML cannot take on `problem_line` after a less indented line with no colon at all (YAML
+    read that word and the next line as one text)."""
+    indent = len(lines[problem_line - 1]) - len(lines[problem_line - 1].lstrip())
+    for number in range(problem_line - 1, 0, -1):
+        text = lines[number - 1]
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        if len(text) - len(text.lstrip()) < indent and ":" not in text and not text.lstrip().startswith("-"):
+            return number
+        return None
+    return None
+
+
 def read_yaml(file: Path) -> tuple[Any, Lines]:
     """Parse a YAML file; also return the line of every mapping key and sequence item by path."""
     return parse_yaml(read_text(file, PackError), file)
@@ -93,9 +108,14 @@ def parse_yaml(text: str, file: Path) -> tuple[Any, Lines]:
         opened = getattr(exc, "context_mark", None) if context in OPENED_AT else None
         mark = opened or getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        line = mark.line + 1 if mark else None
         if opened is not None:
             problem += f" {OPENED_AT.get(str(context), '')}"
-        raise PackError(f"invalid YAML: {problem}", file=file, line=mark.line + 1 if mark else None,
+        elif line is not None and problem.startswith("mapping values are not allowed"):
+            keyless = _key_without_colon(text.splitlines(), line)
+            if keyless is not None:
+                line, problem = keyless, f"a key without its colon ({problem}, noticed on line {line})"
+        raise PackError(f"invalid YAML: {problem}", file=file, line=line,
                         fix="fix the syntax (check indentation and quoting)") from None
     except RecursionError:
         raise PackError("invalid YAML: nested too deeply", file=file, fix="flatten the document") from None
