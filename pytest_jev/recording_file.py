@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -31,6 +32,7 @@ MAX_TOKENS = 2**53  # a token count above this is not a count (and would not pri
 # 100,000-case benchmark's recording is 50 MB), and reading one takes twice its size in memory.
 MAX_RECORDING_BYTES = 512 * 2**20
 RERECORD = "re-record the case (--jev-record)"
+CASE_ID = re.compile(r'"case_id"\s*:\s*"([^"\\]{1,200})"')  # the case a broken line was for, if legible
 
 
 @dataclass(frozen=True)
@@ -134,8 +136,12 @@ def _parse_lines(path: Path, raw_lines: list[str], torn: bool) -> tuple[dict[str
                     fix="re-run with --jev-record to redo that case, or delete the partial line"))
                 continue
             msg = getattr(exc, "msg", str(exc))
-            found.add(RecordingError(f"not valid JSON ({msg})", file=path, line=number,
-                                     fix="each line must be one JSON object; re-record the case"))
+            column = getattr(exc, "colno", None)
+            at = f" at column {column}" if column is not None else ""
+            case = CASE_ID.search(raw)
+            which = f" {case.group(1)!r}" if case else ""
+            fix = f"each line must be one JSON object; re-record the case{which} (--jev-record)"
+            found.add(RecordingError(f"not valid JSON ({msg}{at})", file=path, line=number, fix=fix))
             continue
         if not isinstance(doc, dict):
             found.add(RecordingError("a recording line must be a JSON object", file=path, line=number,

@@ -257,6 +257,7 @@ def test_every_problem_of_a_recording_is_reported_in_one_run(pytester: pytest.Py
     write_pack(pytester.path)
     rec = pytester.path / "results/jev-1.13.0/toy.predictions.jsonl"
     lines = rec.read_text().splitlines()
+    second = json.loads(lines[1])["case_id"]
     lines[1] = lines[1][:-3]  # line 2: not JSON
     doc = json.loads(lines[3])
     doc["latency_ms"] = -1  # line 4: a negative latency
@@ -264,6 +265,8 @@ def test_every_problem_of_a_recording_is_reported_in_one_run(pytester: pytest.Py
     rec.write_text("\n".join(lines) + "\n")
     out = _failure(pytester)
     assert any(line.startswith("results/jev-1.13.0/toy.predictions.jsonl:2: not valid JSON") for line in out), out
+    broken = next(line for line in out if ".jsonl:2: not valid JSON" in line)
+    assert " at column " in broken and f"; re-record the case {second!r} (--jev-record)" in broken, broken
     assert ("results/jev-1.13.0/toy.predictions.jsonl:4: bad line: latency_ms -1 is not a finite number >= 0; "
             "re-record the case (--jev-record)") in out
 
