@@ -137,7 +137,7 @@ def _parse_lines(path: Path, raw_lines: list[str], torn: bool) -> tuple[dict[str
                 continue
             msg = getattr(exc, "msg", str(exc))
             column = getattr(exc, "colno", None)
-            at = f" at column {column}" if column is not None else ""
+            at = "" if column is None else f"{'' if msg.endswith(' at') else ' at'} column {column}"
             case = CASE_ID.search(raw)
             which = f" {case.group(1)!r}" if case else ""
             fix = f"each line must be one JSON object; re-record the case{which} (--jev-record)"
