@@ -346,7 +346,8 @@ def parse(config: pytest.Config) -> Options:
     baseline, baseline_path = _baseline(get("jev-baseline"), catalog, config.invocation_params.dir)
     backend = catalog.parse(text, model=model, base_url=base_url) if text else None
     results_dir = Path(config.rootpath, get("jev-results-dir"))
-    if backend is not None and backend.known is None and not (results_dir / backend.text).is_dir():
+    if (backend is not None and backend.known is None and record_mode is None and not get("jev-dry-run")
+            and not (results_dir / backend.text).is_dir()):  # a recording run refuses it in its own words
         _unknown_backend(backend.text, catalog, results_dir)
     return Options(
         replay=bool(get("jev-replay")),
@@ -443,7 +444,7 @@ def _threshold(value: Any) -> float:
     except (TypeError, ValueError):
         raise OptionError(f"--jev-threshold={str(value)!r} is not a number", fix=fix) from None
     try:
-        return check_threshold(threshold, fix="")
+        return check_threshold(threshold)
     except ValueError as exc:
         raise OptionError(str(exc), fix=fix) from None
 
