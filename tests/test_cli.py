@@ -133,3 +133,14 @@ def test_derive_gates_reads_the_pack_and_results_from_root(tmp_path: Path) -> No
     # folder was looked for under --root's results/
     assert done.returncode == 2
     assert f"no results folder {Path('../registry/results/alpha-1')}" in done.stderr, done.stderr
+
+
+def test_derive_gates_without_a_results_file_names_it_once_and_how_to_write_it(tmp_path: Path) -> None:
+    write_pack(tmp_path / "packs")
+    (tmp_path / "results" / "alpha-1").mkdir(parents=True)
+    done = jev_packs("derive-gates", "packs/tiny-pack", "--backend", "alpha-1", cwd=tmp_path)
+    assert done.returncode == 2
+    line = done.stderr.strip()
+    assert line.count("alpha-1/tiny-pack.json") == 1, line
+    assert line.endswith("no results file to derive gates from; write it: pytest packs/tiny-pack --jev-replay "
+                         "--jev-backend=alpha-1 --jev-write-results"), line

@@ -44,7 +44,7 @@ def evidence(pack: Pack, folder: Path) -> list[ResultsFile]:
     for split in pack.splits:
         path = results_file(folder, pack.id, split)
         if not exists(path):
-            raise GatesError(f"no evidence {path}", file=path,
+            raise GatesError("no results file to derive gates from", file=path,
                              fix=f"write it: pytest {pack.path} --jev-replay --jev-backend={folder.name} "
                                  "--jev-write-results")
         docs.append(read(path))
