@@ -36,50 +36,45 @@ DEFAULT_THRESHOLD = 0.8  # the jev fixture's claim threshold
 ANSWERS_DIR = "jev_answers"  # the jev fixture's recorded answers, beside each test module
 
 
-class CaseItems(str, Enum):
+class OptionWord(str, Enum):
+    """An option's value, one of a set of words; printed as the word (`all`, not `CaseItems.ALL`)."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class CaseItems(OptionWord):
     """--jev-case-items: one item per case, one bulk item per pack, or per case up to a size."""
 
     AUTO = "auto"
     ALL = "all"
     NONE = "none"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class Provider(str, Enum):
+class Provider(OptionWord):
     """pytest-jev's --jev-provider: the service its requests went to (provider_backend: ours)."""
 
     TYPESAFE = "typesafe"
     OPENROUTER = "openrouter"
     AUTO = "auto"
 
-    def __str__(self) -> str:
-        return self.value
-
 
 PROVIDER_KINDS = {Provider.TYPESAFE: "jev", Provider.OPENROUTER: "openrouter"}  # the backend kind of each
 AUTO_KEYS = (("OPENROUTER_API_KEY", Provider.OPENROUTER), ("TYPESAFE_API_KEY", Provider.TYPESAFE))  # auto's order
 
 
-class Source(str, Enum):
+class Source(OptionWord):
     """Where a flag's value came from (the command line wins over the ini file)."""
 
     COMMAND_LINE = "command line"
     INI = "ini"
 
-    def __str__(self) -> str:
-        return self.value
 
-
-class ProtocolRole(str, Enum):
+class ProtocolRole(OptionWord):
     """The protocol run --jev-tune or --jev-heldout asks for."""
 
     TUNE = "tune"
     HELDOUT = "heldout"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)
