@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -130,26 +131,28 @@ def _once(tmp_path_factory: pytest.TempPathFactory, name: str, run: Any) -> dict
     return loaded
 
 
+def _suite(sdist: Path, tmp_path_factory: pytest.TempPathFactory, side: str, what: str,
+           python_of: Callable[[], Path]) -> dict[str, dict[str, str]]:
+    """pytest-jev's suite run by the python `python_of()` gives (skipped, naming `what`, when that
+    environment cannot be built)."""
+    try:
+        python = python_of()
+    except (PeerUnavailable, PytestJevUnavailable, OSError, subprocess.SubprocessError) as exc:
+        unavailable(what, exc)
+        raise AssertionError("unreachable") from exc
+    return _once(tmp_path_factory, f"peer-suite-{side}", lambda folder: run_peer_suite(python, sdist, folder))
+
+
 @pytest.fixture(scope="session")
 def ours(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
     """pytest-jev's suite against this checkout's plugin."""
-    try:
-        python = peer_python()
-    except (PeerUnavailable, OSError, subprocess.SubprocessError) as exc:
-        unavailable("the venv with this checkout and typesafe-sdk", exc)
-        raise AssertionError("unreachable") from exc
-    return _once(tmp_path_factory, "peer-suite-ours", lambda folder: run_peer_suite(python, sdist, folder))
+    return _suite(sdist, tmp_path_factory, "ours", "the venv with this checkout and typesafe-sdk", peer_python)
 
 
 @pytest.fixture(scope="session")
 def theirs(sdist: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, str]]:
     """pytest-jev's suite against pytest-jev 0.1.0 itself (tests/pytestjev_env.py's venv)."""
-    try:
-        python = ensure_pytest_jev()
-    except (PytestJevUnavailable, OSError, subprocess.SubprocessError) as exc:
-        unavailable("pytest-jev 0.1.0", exc)
-        raise AssertionError("unreachable") from exc
-    return _once(tmp_path_factory, "peer-suite-theirs", lambda folder: run_peer_suite(python, sdist, folder))
+    return _suite(sdist, tmp_path_factory, "theirs", "pytest-jev 0.1.0", ensure_pytest_jev)
 
 
 def test_the_suite_is_the_36_tests_named_here(ours: dict[str, Any], theirs: dict[str, Any]) -> None:
