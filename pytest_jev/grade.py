@@ -17,6 +17,7 @@ import numpy as np
 from .contract import AnswerSpec, problems
 from .packs.model import Case, Pack, Question
 from .recording_file import Recording
+from .rubric import StateWitness
 from .wire import state_fingerprint
 
 OK, MISMATCH, INVALID, ERROR, STALE = "ok", "mismatch", "invalid", "error", "stale"
@@ -68,7 +69,7 @@ class Graded:
     outcomes: Mapping[str, CaseOutcome]  # case id -> outcome, in case order
     items: Items
     unknown_case_ids: tuple[str, ...]  # in the recording but not in the pack
-    state_unchecked: int = 0  # graded lines without a state fingerprint (jevassert's, older ones of ours)
+    state_unchecked: int = 0  # graded lines nothing ties to their case's state (jevassert's: no fingerprints)
 
 
 def _float_map(raw: Any) -> dict[str, float]:
@@ -119,7 +120,9 @@ def answer_specs(pack: Pack) -> dict[str, AnswerSpec]:
 
 def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None) -> Graded:
     """Grade `cases` (default: every case of the pack) against the recording's lines. A line whose
-    state fingerprint is not the case's state's is stale: refused, its items missing."""
+    state fingerprint is not the case's state's is stale: refused, its items missing. A line
+    without one (older lines of ours) is checked through its request fingerprint (StateWitness);
+    one that neither can check (jevassert's) is graded and counted in `state_unchecked`."""
     cases = pack.cases if cases is None else cases
     qids = tuple(pack.questions)
     qindex = {qid: i for i, qid in enumerate(qids)}
@@ -140,6 +143,7 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
     expected_by_q = [0] * len(qids)
     lines = recording.lines
     numbers = recording.line_numbers
+    witness = StateWitness(pack)
     for k, case in enumerate(cases):
         for qid in case.expect:
             expected_by_q[qindex[qid]] += 1
@@ -148,8 +152,12 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
         if rec is not None:
             recorded_state = rec.state_fingerprint
             if recorded_state is None:
-                state_unchecked += 1
-            elif recorded_state != state_fingerprint(dict(case.state)):  # refused: never graded
+                same_state = witness.verdict(rec, case)  # an older line of ours: its request fingerprint
+                if same_state is None:
+                    state_unchecked += 1
+            else:
+                same_state = recorded_state == state_fingerprint(dict(case.state))
+            if same_state is False:  # refused: never graded
                 case_errors += 1
                 missing += len(case.expect)
                 outcomes[case.id] = CaseOutcome(case.id, STALE, (STALE_PROBLEM,), line=line)

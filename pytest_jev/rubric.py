@@ -107,6 +107,35 @@ def _changed_questions(recorded: Mapping[str, Any] | None, expected: Mapping[str
             out.setdefault(qid, where)
 
 
+class StateWitness:
+    """Whether a recording line without a state fingerprint answered the case's state of today,
+    told from its request fingerprint (older lines of ours carry one; jevassert's do not).
+
+    The request fingerprint covers backend, requested model, option order (all in the line),
+    the questions as sent and the state: recomputed from today's questions and state, equal
+    means the state is the one answered. Unequal means the state changed only when the line's
+    rubric fingerprint shows the questions did not; otherwise it cannot tell (rubric drift is
+    this module's `check`, which reports it on its own)."""
+
+    def __init__(self, pack: Pack) -> None:
+        self._pack = pack
+        self._sent: dict[str, dict[str, Any]] | None = None
+        self._rubric: str | None = None
+
+    def verdict(self, line: RecordingLine, case: Case) -> bool | None:
+        """True: the line answered this state; False: it answered another; None: cannot tell."""
+        fingerprint = line.request_fingerprint
+        if fingerprint is None or line.backend is None:
+            return None
+        if self._sent is None:  # only for lines that need it: new lines carry a state fingerprint
+            self._sent = self._pack.questions_as_sent()
+            self._rubric = rubric_fingerprint(self._sent)
+        if fingerprint == _request_fingerprint(line, case, self._sent):
+            return True
+        same_questions = line.rubric_fingerprint == self._rubric and line.requested_model is not None
+        return False if same_questions else None
+
+
 def _request_fingerprint(line: RecordingLine, case: Case, questions: dict[str, dict[str, Any]]) -> str:
     order = line.option_order
     if order is not None:  # a shuffled request: its options went in this order

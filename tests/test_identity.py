@@ -86,8 +86,12 @@ def test_a_line_recorded_for_another_state_is_refused_naming_case_line_and_comma
     assert pytester.runpytest("packs", "--jev-replay", *MOCK).ret == 0
 
 
-def test_lines_without_a_state_fingerprint_replay_and_are_reported_once(pytester: pytest.Pytester,
-                                                                        tiny: Path) -> None:
+NOTE = "carry no fingerprint that ties them to their case's state"
+
+
+def test_older_lines_are_checked_through_their_request_fingerprint(pytester: pytest.Pytester, tiny: Path) -> None:
+    """Lines recorded before state fingerprints carry the request fingerprint, which covers the
+    state: recomputed from today's questions and state it says whether the state changed."""
     rec = pytester.path / RECORDING
     old = lines_of(rec)
     for line in old:
@@ -95,16 +99,32 @@ def test_lines_without_a_state_fingerprint_replay_and_are_reported_once(pytester
     write_lines(rec, old)
     result = pytester.runpytest("packs", "--jev-replay", *MOCK)
     assert result.ret == 0, out(result)
-    notes = [line for line in result.stdout.lines if "carry no state fingerprint" in line]
-    assert notes == ["note: 5 lines carry no state fingerprint (jevassert's, or recorded before jev-packs wrote "
-                     "one): an answer to a state that has changed since cannot be told apart; re-record to add them "
-                     "(--jev-record=all)"]
+    assert not [line for line in result.stdout.lines if NOTE in line]
+    set_message(tiny, "c-003", "A message the recording never saw.")
+    stale = pytester.runpytest("packs", "--jev-replay", "-rf", *MOCK)
+    assert stale.ret == pytest.ExitCode.TESTS_FAILED
+    stale.stdout.fnmatch_lines([f"{RECORDING}: 1 line(s) answer a state their case no longer has (first: line 3, "
+                                "case c-003); re-record just those cases: *"])
+    assert stale.parseoutcomes()["failed"] == 2
+
+
+def test_lines_with_no_fingerprint_replay_and_are_reported_once(pytester: pytest.Pytester, tiny: Path) -> None:
+    rec = pytester.path / RECORDING
+    old = lines_of(rec)
+    for line in old:
+        del line["state_fingerprint"], line["request_fingerprint"]
+    write_lines(rec, old)
+    result = pytester.runpytest("packs", "--jev-replay", *MOCK)
+    assert result.ret == 0, out(result)
+    notes = [line for line in result.stdout.lines if NOTE in line]
+    assert notes == [f"note: 5 lines {NOTE} (jevassert's lines carry none): an answer to a state that has changed "
+                     "since cannot be told apart; re-record to add one (--jev-record=all)"]
 
 
 def test_jevasserts_lines_keep_replaying_with_the_note(pytester: pytest.Pytester, toy: Path) -> None:
     result = pytester.runpytest("packs")
     assert result.ret == 0
-    assert sum("carry no state fingerprint" in line for line in result.stdout.lines) == 1
+    assert sum(NOTE in line for line in result.stdout.lines) == 1
 
 
 def test_a_corrupted_request_fingerprint_is_asked_again_not_kept(tmp_path: Path) -> None:

@@ -36,9 +36,9 @@ def run_lines(run: RunResult) -> Iterator[str]:
            f"{run.case_errors} errors; {run.n_items} items graded, {run.missing_items} missing "
            "(an item: one question of one case)")
     if run.state_unchecked:
-        yield (f"note: {run.state_unchecked} lines carry no state fingerprint (jevassert's, or recorded before "
-               "jev-packs wrote one): an answer to a state that has changed since cannot be told apart; re-record "
-               "to add them (--jev-record=all)")
+        yield (f"note: {run.state_unchecked} lines carry no fingerprint that ties them to their case's state "
+               "(jevassert's lines carry none): an answer to a state that has changed since cannot be told apart; "
+               "re-record to add one (--jev-record=all)")
     yield ""
     yield f"{'question':<24} {'type':<7} {'n':>6} {'acc':>7} {'p(dec)':>7} {'ece':>7} {'brier':>7}"
     for q in run.per_question:
