@@ -24,12 +24,15 @@ from .nodes import (
     SEALED,
     BrokenPack,
     CaseItem,
+    FailureText,
     JevItem,
     PackFile,
     RunItem,
     RunStore,
     broken_pack_problem,
     freeze_if_large,
+    relative_to,
+    split_pack_nodeid,
     unfreeze,
 )
 from .packs.model import Pack
@@ -166,6 +169,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """A failed pack item's report names its headline as the crash message (crash.py), so the
+    short summary on CI, `--tb=line` and JUnit's failure message show that line, not every line.
+    Here, not in makereport: a report reaches the xdist controller as plain text again; tryfirst,
+    before the terminal and junitxml read it."""
+    if report.failed and report.when == "call" and isinstance(report.longrepr, str) \
+            and split_pack_nodeid(report.nodeid) is not None:
+        where, line, _domain = report.location
+        report.longrepr = FailureText(report.longrepr, where, (line or 0) + 1)  # type: ignore[assignment]
+
+
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     """A case item holding mismatches (a skip for JUnit readers) is its own outcome here; one whose
     items were right in the --jev-baseline recording is a regression."""
@@ -253,13 +268,14 @@ class JevReporter:
                 terminalreporter.write_line(line)
         for failure in store.failures:
             terminalreporter.write_line(f"jev: {failure}", red=True)
+        here = self.config.invocation_params.dir
         for path in self.protocol_files:
-            terminalreporter.write_line(f"jev: protocol file written: {path}")
+            terminalreporter.write_line(f"jev: protocol file written: {relative_to(str(path), here)}")
         written = [path for report in terminalreporter.stats.get("passed", ()) if report.when == "call"
                    for key, paths in report.user_properties if key == WRITTEN_KEY for path in paths]
         if written and self.config.get_verbosity() >= -1:
-            terminalreporter.write_line(f"jev: {len(written)} registry file(s) written "
-                                        f"({', '.join(sorted({str(Path(p).parent) for p in written}))})")
+            folders = sorted({relative_to(str(Path(p).parent), here) for p in written})
+            terminalreporter.write_line(f"jev: {len(written)} registry file(s) written ({', '.join(folders)})")
         if self.json_written is not None and self.config.get_verbosity() >= -1:
             terminalreporter.write_line(f"jev: metrics of {len(store.results())} run(s) written to "
-                                        f"{self.json_written}")
+                                        f"{relative_to(str(self.json_written), here)}")

@@ -230,6 +230,32 @@ def test_problems_past_the_cap_are_counted(pytester: pytest.Pytester) -> None:
     assert "... and 5 more problems (the first 20 are shown)" in out
 
 
+@pytest.mark.parametrize("xdist", [False, True])
+def test_on_ci_the_short_summary_and_junit_message_are_the_headline_alone(pytester: pytest.Pytester,
+                                                                         monkeypatch: pytest.MonkeyPatch,
+                                                                         xdist: bool) -> None:
+    """On CI (and with -vv) pytest prints a failure's crash message whole in its short summary:
+    that message is the headline, so the problem lines are shown once, in the report above."""
+    monkeypatch.setenv("CI", "true")
+    toy = write_pack(pytester.path)
+    rows = _rows(toy)
+    for row in rows[:3]:
+        row["expect"]["urgency"] = "extreme"
+    _write_rows(toy, rows)
+    extra = ["-n", "2"] if xdist else []
+    out = _failure(pytester, "--junitxml=junit.xml", *extra)
+    headline = ("expect.urgency is \"extreme\", not one of ['low', 'high', 'unknown'] (cases.jsonl:1) "
+                "(and 2 more problems below)")
+    failed = out.index(f"FAILED packs/toy/pack.yaml::check[spec] - {headline}")
+    assert not out[failed + 1].startswith("packs/toy/cases.jsonl:")
+    assert sum(line.startswith("packs/toy/cases.jsonl:2: ") for line in out) == 1
+    _, cases = _junit(pytester.path / "junit.xml")
+    assert cases["check[spec]"] == ("Failure", headline)
+    body = (pytester.path / "junit.xml").read_text()
+    assert "packs/toy/cases.jsonl:3: expect.urgency is \"extreme\"" in body
+    assert f"packs/toy/cases.jsonl:1: {headline}" in _failure(pytester, "--tb=line", *extra)
+
+
 def test_every_problem_of_pack_yaml_is_reported_in_one_run(pytester: pytest.Pytester) -> None:
     toy = write_pack(pytester.path)
     pack = toy / "pack.yaml"

@@ -1,8 +1,19 @@
 """The pytest side of a pack: collectors, items, the runs they read, recording what collection
 selected, and GC policy."""
 
+from .crash import FailureText
 from .gcpolicy import freeze_if_large, unfreeze
-from .items import NO_RECORDING, BulkItem, CaseItem, CheckItem, GateItem, JevItem, PackWarning, RunItem
+from .items import (
+    NO_RECORDING,
+    BulkItem,
+    CaseItem,
+    CheckItem,
+    GateItem,
+    JevItem,
+    PackWarning,
+    RunItem,
+    relative_to,
+)
 from .packfile import PACK_FILE, BrokenPack, PackFile, broken_pack_problem, split_pack_nodeid
 from .results_check import ResultsItem
 from .runs import SEALED, PackRun, RunStore
@@ -15,6 +26,7 @@ __all__ = [
     "BulkItem",
     "CaseItem",
     "CheckItem",
+    "FailureText",
     "GateItem",
     "JevItem",
     "PackFile",
@@ -25,6 +37,7 @@ __all__ = [
     "RunStore",
     "broken_pack_problem",
     "freeze_if_large",
+    "relative_to",
     "split_pack_nodeid",
     "unfreeze",
 ]

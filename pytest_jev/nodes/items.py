@@ -49,7 +49,7 @@ class JevFailure(Exception):
 
 
 # a problem line starts with its place: "packs/x/cases.jsonl:5: ..." (any file we read)
-_LOCATION = re.compile(r"^(?P<file>[^:]*?\.(?:yaml|yml|jsonl|json|md))(?::(?P<line>\d+))?: (?P<rest>.+)$")
+LOCATION = re.compile(r"^(?P<file>[^:]*?\.(?:yaml|yml|jsonl|json|md))(?::(?P<line>\d+))?: (?P<rest>.+)$")
 
 
 def headline_of(lines: list[str]) -> str:
@@ -58,11 +58,11 @@ def headline_of(lines: list[str]) -> str:
     if not lines:
         return "failed"
     first = lines[0]
-    match = _LOCATION.match(first)
+    match = LOCATION.match(first)
     if match is not None:
         place = os.path.basename(match["file"]) + (f":{match['line']}" if match["line"] else "")
         first = f"{match['rest']} ({place})"
-    problems = sum(1 for line in lines if _LOCATION.match(line))
+    problems = sum(1 for line in lines if LOCATION.match(line))
     return first + (f" (and {problems - 1} more below)" if problems > 1 else "")
 
 

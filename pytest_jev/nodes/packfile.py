@@ -18,7 +18,7 @@ from ..packs import load_pack
 from ..packs.model import Pack
 from ..stash import OPTIONS_KEY
 from .gcpolicy import FREEZE_MIN_CASES, freeze_if_large
-from .items import BulkItem, CaseItem, CheckItem, GateItem, OutsideItem, PackWarning, ProblemItem
+from .items import BulkItem, CaseItem, CheckItem, GateItem, OutsideItem, PackWarning, ProblemItem, relative_to
 from .results_check import ResultsItem
 from .runs import PackRun
 
@@ -65,7 +65,7 @@ class PackFile(pytest.File):
             yield ProblemItem.make(self, "check[spec]", problem=exc)
             return
         for text in pack.warnings:
-            self.warn(PackWarning(text))
+            self.warn(PackWarning(relative_to(text, self.config.invocation_params.dir)))
         # bulk too: the pack's objects would be walked by every full collection otherwise
         freeze_if_large(self.config, len(pack.cases))
         role = options.protocol

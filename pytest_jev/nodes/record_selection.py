@@ -33,6 +33,7 @@ from ..record.modes import BARE
 from ..record.plan import plan
 from ..recording_lookup import candidate_recordings
 from ..stash import STABILITY_KEY
+from .items import relative_to
 from .packfile import PACK_FILE, split_pack_nodeid
 
 WHOLE_SPLIT = None  # a selection entry meaning every case of a split (of the pack, for a pack without splits)
@@ -206,7 +207,8 @@ def _record(config: pytest.Config, tr: Any, options: Options, pack: Pack, cases:
             tr.write("\n")
         subset = f" ({len(cases)} selected cases)" if cases is not None else ""
         _say(tr, f"jev recorded {label}{subset}: {summary.n_called} called, {summary.n_reused} reused, "
-                 f"{summary.n_errors} errors, {summary.calls_per_s:.1f} calls/s -> {out}")
+                 f"{summary.n_errors} errors, {summary.calls_per_s:.1f} calls/s -> "
+                 f"{relative_to(str(out), config.invocation_params.dir)}")
         if k == 1:
             first = out  # later rounds are compared with the file where round 1 settled
     if repeat > 1:
