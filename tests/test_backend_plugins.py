@@ -181,7 +181,8 @@ def test_a_conftest_adds_a_backend_kind_through_the_hook(pytester: pytest.Pytest
     write_pack(pytester.path, recording=None)
     pytester.makeconftest(FAKE_KIND)
     result = pytester.runpytest("packs", "--jev-record", "--jev-backend=fake", "-p", "no:cacheprovider")
-    result.stdout.fnmatch_lines(["jev recorded toy: 12 called, 0 reused, 0 errors, * -> results/mock-3/toy.predictions.jsonl"])
+    result.stdout.fnmatch_lines(["jev recorded toy: 12 called, 0 reused, 0 errors, * -> "
+                                 "results/mock-3/toy.predictions.jsonl"])
     lines = (pytester.path / "results" / "mock-3" / "toy.predictions.jsonl").read_text().splitlines()
     assert {json.loads(line)["backend"] for line in lines} == {"fake"}
     replay = pytester.runpytest("packs", "--jev-backend=fake", "-p", "no:cacheprovider")
