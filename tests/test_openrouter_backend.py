@@ -139,7 +139,7 @@ def test_records_through_the_plugin_then_replays(pytester: pytest.Pytester) -> N
         assert graded["failed"] == 1 and graded["passed"] >= 3  # c-004's error line fails; checks and gate pass
         assert "packs/tiny-pack/pack.yaml::case[c-004]" in out and "4 mismatched" in out
         assert "jev recorded tiny-pack: 5 called, 0 reused, 1 errors" in out
-        assert f"/results/{FOLDER}/tiny-pack.predictions.jsonl\n" in out
+        assert f" -> results/{FOLDER}/tiny-pack.predictions.jsonl\n" in out
         folders = sorted(p.name for p in (pytester.path / "results").iterdir())
         assert folders == [FOLDER]  # settled in the served model's folder; the requested one is gone
         recording = pytester.path / "results" / FOLDER / "tiny-pack.predictions.jsonl"
