@@ -76,16 +76,17 @@ class JevItem(pytest.Item):
         every pytest version (pytest 9.2 reads `case[x]` as name `case` with parameters `x`)."""
         return cls.from_parent(parent, name=name, nodeid=f"{parent.nodeid}::{name}", **kw)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         """A headline (what is wrong), then the lines saying where and what to do; paths relative
-        to where pytest was started, as pytest shows its own."""
+        to where pytest was started, as pytest shows its own. Anything else that is raised (a bug
+        of ours) keeps pytest's own report, its traceback and crash line."""
         error = excinfo.value
         if isinstance(error, JevError):
             error = JevFailure(error.lines(), headline=error.headline())
         if isinstance(error, JevFailure):
             lines = [error.headline, *error.lines] if error.lines[:1] != [error.headline] else error.lines
             return "\n".join(printable(self.relative(line)) for line in lines)
-        return str(super().repr_failure(excinfo))
+        return super().repr_failure(excinfo)
 
     def relative(self, text: str) -> str:
         """`text` with the folder pytest was started in dropped from the paths it names."""
