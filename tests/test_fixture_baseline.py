@@ -63,8 +63,8 @@ def test_the_assertions_whose_verdict_changed_are_listed(upgraded: pytest.Pytest
         result = upgraded.runpytest(f"--jev-baseline={baseline}", "-p", "no:randomly")
         result.assert_outcomes(passed=3, failed=2)  # the run itself is graded on today's answers, as ever
         out = result.stdout.str()
-        assert (f"jev: against the baseline {baseline}: 4 assertion verdict(s) compared, 2 changed; 1 request(s) "
-                "with no usable baseline answer") in out
+        assert (f"jev: against the baseline {baseline}: 4 verdict(s) compared (a claim's pass or fail, the option "
+                "chosen, the most likely level), 2 changed; 1 request(s) with no usable baseline answer") in out
         assert ("  test_bot.py::test_apology holds 'apologizes': baseline passes (p=0.93), now fails (p=0.61)"
                 in out)
         assert ("  test_bot.py::test_team choice 'Which team?': baseline 'billing' (p=0.80), now 'technical' "
@@ -97,3 +97,11 @@ def test_without_a_baseline_nothing_is_compared(upgraded: pytest.Pytester) -> No
     result = upgraded.runpytest()
     result.assert_outcomes(passed=3, failed=2)
     assert "against the baseline" not in result.stdout.str()
+
+
+def test_a_listed_score_names_its_most_likely_level_with_its_probability() -> None:
+    from pytest_jev.fixture.baseline import outcome
+    from pytest_jev.verdicts import ScoreVerdict
+
+    tone = ScoreVerdict("How polite?", ("rude", "neutral", "warm"), (0.12, 0.30, 0.58), 1.46, 0.4, 0.8)
+    assert outcome(tone) == "'warm' (p=0.58, expected level 1.46)"
