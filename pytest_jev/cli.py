@@ -30,6 +30,18 @@ ROOT_HELP = ("the registry (default: the current folder); every relative path th
              "files, --out, --results-dir) is taken from it, as with `git -C`")
 
 
+
+def _difference(text: str) -> float:
+    """--difference: an accuracy difference as a fraction (0.02 = 2 points), above 0 and below 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; give a fraction (0.02 = 2 points)") from None
+    if not 0 < abs(value) < 1:
+        guess = f"; for {value:g} points give {value / 100:g}" if 1 <= abs(value) < 100 else ""
+        raise argparse.ArgumentTypeError(f"{text} is not a fraction between 0 and 1 (0.02 = 2 points){guess}")
+    return value
+
 def _at(args: argparse.Namespace, path: str) -> Path:
     """A path given on the command line, taken from --root (an absolute one stays as it is)."""
     return Path(args.root) / path
@@ -238,8 +250,8 @@ def parser() -> argparse.ArgumentParser:
     pw = commands.add_parser("power", help="the smallest accuracy difference a pack can tell at its size (80%% "
                                            "power, two-sided 0.05), and the cases a given difference needs")
     pw.add_argument("pack", help="the pack folder")
-    pw.add_argument("--difference", type=float, help="an accuracy difference to detect (0.02 = 2 points): how many "
-                                                     "cases it needs")
+    pw.add_argument("--difference", type=_difference,
+                    help="an accuracy difference to detect (0.02 = 2 points): how many cases it needs")
     pw.set_defaults(run=_power)
     r = commands.add_parser("refresh", help="regenerate results files, reports, evidence, flip reports, index.json "
                             "and the scoreboard from the committed recordings")

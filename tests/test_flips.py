@@ -402,6 +402,19 @@ def test_jev_packs_power_says_what_a_pack_can_tell_and_how_many_cases_a_differen
     assert mcnemar_power(effective_pairs(needed - 1, 3, 1.0), psi, 0.02) < 0.80
 
 
+@pytest.mark.parametrize(("given", "said"), [
+    ("2", "2 is not a fraction between 0 and 1 (0.02 = 2 points); for 2 points give 0.02"),
+    ("0", "0 is not a fraction between 0 and 1 (0.02 = 2 points)"),
+    ("two", "'two' is not a number; give a fraction (0.02 = 2 points)"),
+])
+def test_jev_packs_power_refuses_a_difference_that_is_no_fraction(given: str, said: str) -> None:
+    done = subprocess.run([sys.executable, "-m", "pytest_jev", "power", "packs/support-triage", "--difference", given],
+                          cwd=REPO, capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines()[-1] == f"jev-packs power: error: argument --difference: {said}"
+    assert "Traceback" not in done.stderr
+
+
 def test_a_pack_with_one_backend_gets_the_stated_default(tmp_path: Path) -> None:
     write_pack(tmp_path, n=40, gates=None, recording=None)
     done = subprocess.run([sys.executable, "-m", "pytest_jev", "power", "packs/toy", "--root", "."], cwd=tmp_path,
