@@ -338,12 +338,14 @@ def parse(config: pytest.Config) -> Options:
     text = get("jev-backend") or None
     if text is None and provider is not None and (record_mode is not None or get("jev-dry-run")):
         text = provider_backend(provider)  # pytest-jev's provider names the backend that records
-    baseline, baseline_path = _baseline(get("jev-baseline"), catalog, config.invocation_params.dir)
-    backend = catalog.parse(text, model=model, base_url=base_url) if text else None
     results_dir = Path(config.rootpath, get("jev-results-dir"))
+    baseline, baseline_path = _baseline(get("jev-baseline"), catalog, config.invocation_params.dir, results_dir)
+    backend = catalog.parse(text, model=model, base_url=base_url) if text else None
     if (backend is not None and backend.known is None and record_mode is None and not get("jev-dry-run")
             and not (results_dir / backend.text).is_dir()):  # a recording run refuses it in its own words
-        _unknown_backend(backend.text, catalog, results_dir)
+        from .recording_lookup import unknown_backend  # a typo's guess: only then
+
+        unknown_backend(backend.text, catalog, results_dir)
     return Options(
         replay=bool(get("jev-replay")),
         recording=get("jev-recording"),
@@ -392,27 +394,13 @@ def parse(config: pytest.Config) -> Options:
     )
 
 
-def _unknown_backend(text: str, catalog: Catalog, results_dir: Path) -> None:
-    """A --jev-backend that is no installed kind names a results folder (replay only); when there
-    is no such folder either it is a typo, refused before anything runs (a recording run would
-    refuse it too, so the command a hint prints would fail)."""
-    import difflib
-
-    folders = sorted(p.name for p in results_dir.iterdir() if p.is_dir()) if results_dir.is_dir() else []
-    close = difflib.get_close_matches(text, [*catalog.kinds, *folders], n=1)
-    guess = f"did you mean '{close[0]}'? " if close else ""
-    raise OptionError(f"unknown backend '{text}': no backend kind of that name, and no folder "
-                      f"{results_dir.name}/{text}",
-                      fix=f"{guess}use one of: {', '.join(catalog.forms())}, or a folder of {results_dir.name}/")
-
-
-def _baseline(value: Any, catalog: Catalog, here: Path) -> tuple[BackendSpec | None, Path | None]:
+def _baseline(value: Any, catalog: Catalog, here: Path, results_dir: Path) -> tuple[BackendSpec | None, Path | None]:
     """--jev-baseline: a backend spec or a path (recording_lookup.parse_target)."""
     if value is None:
         return None, None
     from .recording_lookup import parse_target  # reads no file: only when the flag is given
 
-    return parse_target(str(value), catalog, here)
+    return parse_target(str(value), catalog, here, results_dir=results_dir)
 
 
 def _record_mode(value: Any, replay: bool) -> RecordMode | None:

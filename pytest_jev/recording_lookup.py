@@ -107,27 +107,63 @@ def find_recording(pack_dir: Path, pack_id: str, *, explicit: str | None, backen
                 f"pack '{pack_id}' has recordings in {len(folders)} backend folders ({names}) and no --jev-backend or "
                 "jev_backend names one", fix=f"pass --jev-backend={first} (or set jev_backend = {first} in the ini "
                                              "file) to grade that one")
-    if backend:
-        where = f"{tried[0]}, nor any folder of {results_dir} whose backend.json names backend {backend.text!r}"
+    missing = f"{' and '.join(map(str, tried))} {'does' if len(tried) == 1 else 'do'} not exist"
+    if explicit:
+        where = missing
+        how = f"pytest {pack_dir} --jev-record --jev-backend=<name>"
+    elif backend:
+        where = f"{missing}, and no folder of {results_dir} has a backend.json naming backend {backend.text!r}"
         how = f"pytest {pack_dir} --jev-record --jev-backend={backend.text}"
     else:
-        where = ", ".join(str(p) for p in tried) + f", nor any folder of {results_dir}"
+        where = f"{missing}, and no folder of {results_dir} holds one"
         how = f"pytest {pack_dir} --jev-record --jev-backend=<name>"
     raise RecordingNotFound(
-        f"no recording for pack '{pack_id}' (tried {where})",
+        f"no recording for pack '{pack_id}': {where}",
         fix=f"record one with `{how}`, or point at one with --jev-recording PATH / --jev-backend NAME")
 
 
-def parse_target(text: str, catalog: Catalog, here: Path, flag: str = "--jev-baseline"
-                 ) -> tuple[BackendSpec | None, Path | None]:
+PINNED_NAME = re.compile(r"jev-\d", re.IGNORECASE)  # a Jev model version, as a pack's `tested` names one
+
+
+def parse_target(text: str, catalog: Catalog, here: Path, flag: str = "--jev-baseline",
+                 results_dir: Path | None = None) -> tuple[BackendSpec | None, Path | None]:
     """A recording named as --jev-baseline (or `jev-packs flips`) names it: a path when it names an
     existing file or folder (from `here`) or looks like one (a `/`, or a .jsonl/.json name), else a
     backend or results folder name, parsed by the catalog as --jev-backend is (without --jev-model,
-    which names the current backend's model)."""
+    which names the current backend's model). With `results_dir`: a name that is no backend kind
+    and no folder there is refused at once, with a guess (unknown_backend)."""
     text = text.strip()
     if not text:
         raise OptionError(f"{flag} is empty", fix=f"pass {flag} NAME|PATH")
     path = Path(text)
     if (here / path).exists() or "/" in text or "\\" in text or text.endswith((".jsonl", ".json")):
         return None, here / path
-    return catalog.parse(text), None
+    spec = catalog.parse(text)
+    if results_dir is not None and spec.known is None and not (results_dir / text).is_dir():
+        unknown_backend(text, catalog, results_dir, flag)
+    return spec, None
+
+
+def unknown_backend(text: str, catalog: Catalog, results_dir: Path, flag: str = "--jev-backend") -> None:
+    """Refuse a backend name that is no installed kind and no folder of `results_dir` (a typo,
+    refused before anything runs), guessing the closest kind or folder. --jev-backend's name may
+    name a results folder (replay only); a --jev-baseline's (or `jev-packs flips` A/B's) may also
+    be a path (parse_target). A Jev model version (`jev-1.13.0`) is never refused: it names the
+    recording a jevassert pack pins (`tested`) in its own folder (candidate_recordings)."""
+    import difflib
+
+    if PINNED_NAME.match(text):
+        return
+
+    folders = sorted(p.name for p in results_dir.iterdir() if p.is_dir()) if results_dir.is_dir() else []
+    close = difflib.get_close_matches(text, [*catalog.kinds, *folders], n=1)
+    guess = f"did you mean '{close[0]}'? " if close else ""
+    folder = f"{results_dir.name}/{text}"
+    if flag == "--jev-backend":
+        what, paths = f"unknown backend '{text}': no backend kind of that name, and no folder {folder}", ""
+    else:
+        label = "unknown baseline" if flag == "--jev-baseline" else f"{flag}: unknown recording"
+        what = f"{label} '{text}': no backend kind of that name, no folder {folder}, and no file or folder {text}"
+        paths = ", or a recording file or folder"
+    raise OptionError(what, fix=f"{guess}use one of: {', '.join(catalog.forms())}, or a folder of "
+                                f"{results_dir.name}/{paths}")

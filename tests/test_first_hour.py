@@ -13,6 +13,8 @@ import pytest
 from fixture_helpers import claims_line, write_answers
 from packfiles import write_pack
 
+from conftest import write_pack as write_toy
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -231,3 +233,31 @@ def test_a_misspelled_backend_is_refused_before_replay_with_a_guess(pytester: py
                                  "results/sparow; did you mean 'sparrow'? use one of: jev, mock, sparrow*"])
     # a name that is no kind but a folder of results/ is a backend folder, as before
     assert pytester.runpytest("--jev-backend=bench").ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+def test_a_misspelled_baseline_is_refused_before_the_run_with_a_guess(pytester: pytest.Pytester) -> None:
+    (pytester.path / "results" / "bench").mkdir(parents=True)
+    result = pytester.runpytest("--jev-backend=bench", "--jev-baseline=sparow")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: unknown baseline 'sparow': no backend kind of that name, no folder "
+                                 "results/sparow, and no file or folder sparow; did you mean 'sparrow'? use one of: "
+                                 "jev, mock, sparrow*, or a folder of results/, or a recording file or folder"])
+    # a kind, a folder of results/ or a path is a baseline, as before
+    for baseline in ("sparrow", "bench", "old/"):
+        assert pytester.runpytest("--jev-backend=bench", f"--jev-baseline={baseline}").ret \
+            == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+
+def test_a_jev_model_version_names_the_recording_a_jevassert_pack_pins(pytester: pytest.Pytester) -> None:
+    """jevassert keeps the pinned (`tested`) model's recording in the pack's folder: no results/
+    folder of that name exists, and the name is still no typo, as backend or as baseline."""
+    folder = write_toy(pytester.path, recording="packs/toy")
+    (folder / "toy.predictions.jsonl").rename(folder / "predictions.jsonl")
+    pack = folder / "pack.yaml"
+    pack.write_text(pack.read_text().replace("tested: null", "tested: jev-1.13.0"))
+    (folder / "evidence.md").write_text("# evidence\n")
+    result = pytester.runpytest("packs", "--jev-backend=jev-1.13.0", "--jev-baseline=jev-1.13.0", "-p",
+                                "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["jev flips toy vs jev-1.13.0: 36 items, 0 regressed, 0 fixed, *"])

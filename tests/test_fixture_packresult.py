@@ -88,7 +88,7 @@ def test_no_recording(jev_pack_result):
     result.stdout.fnmatch_lines([
         "jev_pack_result: pack 'nope' is not collected in this run and */packs/nope has no pack.yaml; collect it "
         "(pytest packs/ tests/) or pass path= to its folder",
-        "jev_pack_result: no recording for pack 'toy' *"])
+        "jev_pack_result: no recording for pack 'toy': *"])
     assert "Traceback" not in result.stdout.str()
 
 

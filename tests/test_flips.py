@@ -146,12 +146,12 @@ def test_the_baseline_may_be_a_recording_file_or_folder(pytester: pytest.Pyteste
 
 def test_a_missing_baseline_fails_check_baseline_in_one_line(pytester: pytest.Pytester) -> None:
     two_recordings(pytester.path, gates="max_regressions: 5\n")
-    result = pytester.runpytest("packs", "--jev-backend=jev-1.14.0", "--jev-baseline=jev-0.9.0", "-rs")
+    result = pytester.runpytest("packs", "--jev-backend=jev-1.14.0", "--jev-baseline=mock", "-rs")
     assert result.parseoutcomes() == {"passed": 11, "mismatched": 3, "failed": 1, "skipped": 2}
     out = result.stdout.str()
     shown = out.replace(str(pytester.path) + "/", "")
-    assert ("baseline: no recording for pack 'toy' (tried results/jev-0.9.0/toy.predictions.jsonl, nor any folder of "
-            "results whose backend.json names backend 'jev-0.9.0'); name one with --jev-baseline") in shown
+    assert ("baseline: no recording for pack 'toy': results/mock/toy.predictions.jsonl does not exist, and no "
+            "folder of results has a backend.json naming backend 'mock'; name one with --jev-baseline") in shown
     assert "gate max_regressions not computable: the baseline cannot be compared with: see check[baseline]" in out
     assert "Traceback" not in out
 

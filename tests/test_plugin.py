@@ -148,8 +148,8 @@ def test_missing_recording_names_paths_and_command(pytester: pytest.Pytester) ->
     result = pytester.runpytest("packs", "--jev-backend", "b1", "-rs")
     result.assert_outcomes(passed=17, failed=1, skipped=16)  # its cases and gates point at check[recording]
     result.stdout.fnmatch_lines([
-        "*no recording for pack 'toy' (tried *results/b1/toy.predictions.jsonl, nor any folder of *results "
-        "whose backend.json names backend 'b1'); record one with `pytest *packs/toy --jev-record --jev-backend=b1`*",
+        "*no recording for pack 'toy': *results/b1/toy.predictions.jsonl does not exist, and no folder of *results "
+        "has a backend.json naming backend 'b1'; record one with `pytest *packs/toy --jev-record --jev-backend=b1`*",
         "SKIPPED [[]15[]] packs/toy/pack.yaml:1: no usable recording: see packs/toy/pack.yaml::check[[]recording[]]"])
 
 

@@ -49,8 +49,8 @@ def compare(pack: Pack, current: str, baseline: str, *, root: Path, results_dir:
     """The flip report of each split of `pack` (or the one named): `current` against `baseline`,
     each a backend or results folder name, or a recording file or folder (as --jev-baseline)."""
     catalog = catalog or Catalog()
-    spec, path = parse_target(current, catalog, here, flag="A")
-    base_spec, base_path = parse_target(baseline, catalog, here, flag="B")
+    spec, path = parse_target(current, catalog, here, flag="A", results_dir=results_dir)
+    base_spec, base_path = parse_target(baseline, catalog, here, flag="B", results_dir=results_dir)
     splits = [s for name, s in pack.splits.items() if split is None or name == split]
     if not splits:
         raise FlipsError(f"pack {pack.id} has no split '{split}' (it has: {', '.join(pack.splits)})",
