@@ -436,3 +436,16 @@ def test_a_key_without_its_colon_is_reported_at_the_key_not_the_line_below(tmp_p
     assert caught.value.line == key + 1, caught.value.one_line()
     assert f"a key without its colon (mapping values are not allowed in this context, noticed on line {key + 2})" \
         in caught.value.what, caught.value.one_line()
+
+
+def test_a_tab_that_indents_a_line_is_named(tmp_path: Path) -> None:
+    from pytest_jev.errors import PackError
+    from pytest_jev.packs import load_pack
+
+    toy = write_pack(tmp_path)
+    (toy / "gates.yaml").write_text("min_accuracy: 0.5\nper_question:\n\tqueue: {min_accuracy: 0.5}\n")
+    with pytest.raises(PackError) as caught:
+        load_pack(toy)
+    assert caught.value.one_line().endswith(
+        "gates.yaml:3: invalid YAML: a tab indents this line (found character that cannot start any token); "
+        "indent with spaces: YAML does not allow tabs there"), caught.value.one_line()

@@ -115,8 +115,11 @@ def parse_yaml(text: str, file: Path) -> tuple[Any, Lines]:
             keyless = _key_without_colon(text.splitlines(), line)
             if keyless is not None:
                 line, problem = keyless, f"a key without its colon ({problem}, noticed on line {line})"
-        raise PackError(f"invalid YAML: {problem}", file=file, line=line,
-                        fix="fix the syntax (check indentation and quoting)") from None
+        fix = "fix the syntax (check indentation and quoting)"
+        bad_line = text.splitlines()[line - 1] if line is not None and 0 < line <= len(text.splitlines()) else ""
+        if "\t" in bad_line[:len(bad_line) - len(bad_line.lstrip())] or (mark and bad_line[mark.column:][:1] == "\t"):
+            problem, fix = f"a tab indents this line ({problem})", "indent with spaces: YAML does not allow tabs there"
+        raise PackError(f"invalid YAML: {problem}", file=file, line=line, fix=fix) from None
     except RecursionError:
         raise PackError("invalid YAML: nested too deeply", file=file, fix="flatten the document") from None
     except ValueError as exc:  # int() of a number longer than Python converts
