@@ -251,6 +251,7 @@ def test_regression_gates_are_red_or_green(pytester: pytest.Pytester, monkeypatc
         assert detail in out.splitlines()
         assert f"FAILED packs/toy/pack.yaml::gate[{gates.split(':')[0]}] - {detail}" in out
         assert "regressed: case toy-0009 urgency" in out  # the failing gate lists the regressed items
+        assert "  baseline results/jev-1.13.0/toy.predictions.jsonl (jev-1.13.0)" in out.splitlines()  # and against what
         assert result.ret == pytest.ExitCode.TESTS_FAILED
     else:
         assert result.ret == pytest.ExitCode.OK

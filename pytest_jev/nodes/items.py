@@ -15,14 +15,13 @@ from ..errors import JevError, node_name_part, printable
 from ..gates import FLIP_GATES
 from ..rubric import pin_problem
 from ..stash import MISMATCH_COUNT_KEY, MISMATCH_KEY, REGRESSED_KEY, RUNS_KEY
+from .gate_text import gate_failure_lines
 from .runs import PackRun
 
 if TYPE_CHECKING:
-    from ..evaluate import PackResult
     from ..formats.flips_json import FlipItem
     from ..grade import CaseOutcome
     from ..packs.model import Case, Pack
-    from ..run_result import GateResult
 
 STATE_EXCERPT = 120
 BULK_SHOWN = 20
@@ -351,24 +350,6 @@ def problem_lines(case_file: Path, case: Case, outcome: CaseOutcome, recording: 
     else:
         where, fix = f"{case_file}:{case.line}", ""
     return [f"{where}: case {case.id}: {problem}{fix}" for problem in outcome.problems]
-
-
-def gate_failure_lines(gate: GateResult, result: PackResult) -> list[str]:
-    interval = (f" (95% CI {gate.interval[0]:.3f}-{gate.interval[1]:.3f})" if gate.interval else "")
-    value = "n/a" if gate.value is None else f"{gate.value:.6g}"
-    threshold = "n/a" if gate.threshold is None else _plain(gate.threshold)
-    where = f"{result.pack.gates_file}:{gate.line}" if gate.line else str(result.pack.gates_file)
-    backend = result.run.backend
-    return [
-        f"  {where}: {gate.gate}: {threshold}",
-        f"  metric {gate.metric} = {value}{interval}",
-        f"  recording {result.run.recording}" + (f" (backend {backend})" if backend else ""),
-    ]
-
-
-def _plain(value: float) -> str:
-    """A gate's threshold as gates.yaml would write it: 0.000001, not 1e-06."""
-    return f"{value:.10f}".rstrip("0").rstrip(".") if value == value and abs(value) < 1e15 else repr(value)
 
 
 def excerpt(state: Any) -> str:
