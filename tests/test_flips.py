@@ -291,6 +291,8 @@ def test_flip_gates_are_skipped_with_the_reason_without_a_baseline(pytester: pyt
     for line, gate in enumerate(("max_regressions", "max_regression_rate", "min_accuracy_delta"), 1):
         assert (f"packs/toy/gates.yaml:{line}: gate {gate} not computable: no baseline to compare with "
                 "(pass --jev-baseline NAME|PATH)") in out
+    quiet = pytester.runpytest("packs", "--jev-backend=jev-1.14.0", "-q")  # the -q line counts them apart
+    quiet.stdout.fnmatch_lines(["jev toy v0.1.0: *, 3 gates, 0 failed, 3 skipped (*)"])
     off = pytester.runpytest("packs", "--jev-backend=jev-1.14.0", "--jev-baseline=jev-1.13.0", "--jev-bootstrap=0",
                              "-rs")
     assert "gate min_accuracy_delta not computable: bootstrap disabled (--jev-bootstrap 0)" in off.stdout.str()

@@ -142,7 +142,9 @@ def short_line(run: RunResult) -> str:
     """One line per run, for -q."""
     ci = f" ({run.accuracy_ci[0]:.3f}-{run.accuracy_ci[1]:.3f})" if run.accuracy_ci else ""
     failed = len(run.failed_gates)
-    gates = ("gates skipped" if run.gates_skipped else f"{len(run.gates)} gates, {failed} failed" if run.gates
+    skipped = sum(1 for g in run.gates if g.ok is None)  # not computable: never a pass
+    gates = ("gates skipped" if run.gates_skipped else
+             f"{len(run.gates)} gates, {failed} failed" + (f", {skipped} skipped" if skipped else "") if run.gates
              else "no gates")
     base = (f" against a {run.majority_baseline:.3f} majority-label baseline" if run.majority_baseline is not None
             else "")
