@@ -93,8 +93,8 @@ def test_flip_counts_are_the_hand_counted_ones(pytester: pytest.Pytester) -> Non
     assert line in out
     assert "paired bootstrap over 12 cases (1000 resamples, seed 0)" in out
     assert "jev regressions: 4 items in 2 cases, right in the baseline, wrong now" in out  # units named
-    assert ('toy case toy-0007 refund: expected false, baseline false (p=0.90), now true (p=0.90) | '
-            '{"message": "message number 7"}') in out
+    assert ('packs/toy/pack.yaml::case[toy-0007] refund: expected false, baseline false (p=0.90), now true '
+            '(p=0.90) | {"message": "message number 7"}') in out  # its node id, as a mismatch line gives it
     assert result.parseoutcomes() == {"passed": 12, "skipped": 1, "mismatched": 1, "regressed": 2}  # 5 M; 7, 9 R
 
 
@@ -215,6 +215,22 @@ def pytest_configure(config):
     assert "jev flips" not in out
 
 
+def test_a_regressed_item_comes_first_in_its_cases_reason_and_strict_headline(pytester: pytest.Pytester,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Case 5: refund wrong in both, queue and urgency regressed. What got worse leads: the skip
+    reason (what -v and JUnit show, cut to the width) and, under --jev-strict, the headline."""
+    monkeypatch.setenv("COLUMNS", "200")
+    write_pack(pytester.path, n=6, gates=None, recording=None)
+    write_recording(pytester.path, BASE, _lines("toy", 6, {5: {"refund"}}), model="jev-1.13.0")
+    write_recording(pytester.path, NOW, _lines("toy", 6, {5: ALL}))
+    args = ("packs", "--jev-backend=jev-1.14.0", "--jev-baseline=jev-1.13.0", "-p", "no:randomly")
+    verbose = pytester.runpytest(*args, "-v")
+    verbose.stdout.fnmatch_lines(["*case[[]toy-0005[]] REGRESSED (mismatch: queue: *, regressed (right in the "
+                                  "baseline)*"])
+    strict = pytester.runpytest(*args, "--jev-strict")
+    strict.stdout.fnmatch_lines(["FAILED packs/toy/pack.yaml::case[[]toy-0005[]] - regressed: case toy-0005 queue:*"])
+
+
 def test_a_regressed_case_is_a_skipped_testcase_that_says_so_in_junit_xml(pytester: pytest.Pytester) -> None:
     """A regression, like a mismatch, reaches CI dashboards: a <skipped> testcase whose message
     marks the regressed item (issue 19.7 with issue 20's flips)."""
@@ -251,7 +267,7 @@ def test_regression_gates_are_red_or_green(pytester: pytest.Pytester, monkeypatc
         assert detail in out.splitlines()
         assert f"FAILED packs/toy/pack.yaml::gate[{gates.split(':')[0]}] - {detail}" in out
         assert "regressed: case toy-0009 urgency" in out  # the failing gate lists the regressed items
-        assert "  baseline results/jev-1.13.0/toy.predictions.jsonl (jev-1.13.0)" in out.splitlines()  # and against what
+        assert "  baseline results/jev-1.13.0/toy.predictions.jsonl (jev-1.13.0)" in out.splitlines()  # against what
         assert result.ret == pytest.ExitCode.TESTS_FAILED
     else:
         assert result.ret == pytest.ExitCode.OK
@@ -465,7 +481,7 @@ def test_the_readme_example_is_what_the_committed_recordings_give() -> None:
     named = replace(report, baseline=replace(report.baseline, name="sparrow"))  # as --jev-baseline=sparrow names it
     assert flip_sentence(named) in readme
     assert f"  power: {power_words(report.power)}" in readme
-    assert report.regressed_items[0].case == "md-0001" and "moderation case md-0001 action:" in readme
+    assert report.regressed_items[0].case == "md-0001" and "packs/moderation/pack.yaml::case[md-0001] action:" in readme
     regressed_cases = len({x.case for x in report.regressed_items})
     assert (f" jev regressions: {len(report.regressed_items)} items in {regressed_cases} cases, right in the "
             "baseline, wrong now ") in readme

@@ -250,15 +250,15 @@ class CaseItem(RunItem):
             regressed = run.regressed(self.case.id)
             if regressed:
                 self.user_properties.append((REGRESSED_KEY, len(regressed)))
-            if run.options.strict:
-                raise JevFailure([*mismatch_lines(self.case, outcome), *map(regression_line, regressed),
+            if run.options.strict:  # a regression first: the headline says what got worse
+                raise JevFailure([*map(regression_line, regressed), *mismatch_lines(self.case, outcome),
                                   "(--jev-strict: mismatches fail)"])
-            # a regressed item (right in --jev-baseline) says so in the reason JUnit readers show
+            # a regressed item (right in --jev-baseline) says so, first, in the reason JUnit readers show
             gone = {m.question for m in regressed}
             self.mismatch = "mismatch: " + "; ".join(
                 f"{m.question}: expected {json.dumps(m.expected)}, got {json.dumps(m.got)} (p={m.probability:.2f})"
                 + (", regressed (right in the baseline)" if m.question in gone else "")
-                for m in outcome.misses)
+                for m in sorted(outcome.misses, key=lambda m: m.question not in gone))
             return
         lines = problem_lines(run.split_file.file, self.case, outcome, run.prepared.shown_path)
         if outcome.status == "stale":

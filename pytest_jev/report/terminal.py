@@ -7,7 +7,7 @@ line per run under -q, nothing but problems under -qq.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import node_name_part, printable
@@ -176,15 +176,19 @@ def flip_details(run: RunResult) -> Iterator[str]:
         yield f"  {f.unpaired_items} item(s) answered usably by one recording only, not compared"
 
 
-def _regression_line(run: RunResult, m: Any) -> str:
+def _regression_line(run: RunResult, m: Any, nodes: Mapping[tuple[str, str], str]) -> str:
+    """A regressed item named by its case item's node id, as a mismatch is (pasted, it re-runs the case)."""
     split = f"::{run.split}" if run.split else ""
-    return printable(f"{run.pack}{split} case {m.case} {m.question}: expected {json.dumps(m.expected)}, baseline "
+    where = nodes.get((run.pack, m.case)) or f"{run.pack}{split} case {m.case}"
+    return printable(f"{where} {m.question}: expected {json.dumps(m.expected)}, baseline "
                      f"{json.dumps(m.baseline)} (p={m.baseline_probability:.2f}), now {json.dumps(m.current)} "
                      f"(p={m.current_probability:.2f}) | {m.state}")
 
 
-def write_flips(tr: Any, runs: list[RunResult], options: Any, verbosity: int) -> None:
-    """The flip line of every run compared with --jev-baseline, then the regressed items."""
+def write_flips(tr: Any, runs: list[RunResult], options: Any, verbosity: int,
+                nodes: Mapping[tuple[str, str], str] | None = None) -> None:
+    """The flip line of every run compared with --jev-baseline, then the regressed items (`nodes`:
+    (pack, case) -> the case item's node id, for the cases a mismatch names)."""
     compared = [run for run in runs if run.flips is not None]
     if not compared or verbosity <= -2:
         return
@@ -203,7 +207,7 @@ def write_flips(tr: Any, runs: list[RunResult], options: Any, verbosity: int) ->
                       f"case{'s' if cases != 1 else ''}, right in the baseline, wrong now")
     limit = None if options.verbose > 0 else options.mismatches
     for run, m in regressed[:limit]:
-        tr.write_line(_regression_line(run, m))
+        tr.write_line(_regression_line(run, m, nodes or {}))
     if limit is not None and len(regressed) > limit:
         tr.write_line(f"... and {len(regressed) - limit} more (-v lists all; --jev-json keeps every one)")
 
@@ -229,7 +233,9 @@ def write_summary(tr: Any, runs: list[RunResult], per_case: list[tuple[str, dict
         for line in run_lines(run):
             tr.write_line(line)
     found: list[tuple[str, dict[str, Any], str]] = []  # formatted only when shown
+    nodes: dict[tuple[str, str], str] = {}  # (pack, case) -> node id: a regressed item is a mismatch too
     for nodeid, record in sorted(per_case, key=lambda x: x[0]):
+        nodes[(record["pack"], record["case"])] = nodeid
         for m in record["misses"]:
             found.append((nodeid, m, record["state"]))
     bulk_packs = {_pack_of(node): node.rsplit("::", 1)[0] for node in bulk_nodes}
@@ -237,7 +243,8 @@ def write_summary(tr: Any, runs: list[RunResult], per_case: list[tuple[str, dict
         prefix = bulk_packs.get(run.pack)
         if prefix is not None:
             for m in run.mismatches:
-                found.append((f"{prefix}::case[{node_name_part(m.case)}]", m.to_json(), ""))
+                nodes[(run.pack, m.case)] = f"{prefix}::case[{node_name_part(m.case)}]"
+                found.append((nodes[(run.pack, m.case)], m.to_json(), ""))
     if found:
         cases = len({nodeid for nodeid, _, _ in found})  # one node id per case, a bulk run's included
         tr.write_sep("-", f"jev mismatches: {len(found)} item{'s' if len(found) != 1 else ''} in {cases} "
@@ -247,7 +254,7 @@ def write_summary(tr: Any, runs: list[RunResult], per_case: list[tuple[str, dict
             tr.write_line(_mismatch_line(nodeid, m, state))
         if limit is not None and len(found) > limit:
             tr.write_line(f"... and {len(found) - limit} more (-v lists all; --jev-json keeps every one)")
-    write_flips(tr, runs, options, verbosity)
+    write_flips(tr, runs, options, verbosity, nodes)
 
 
 def _pack_of(nodeid: str) -> str:
