@@ -108,43 +108,53 @@ def _changed_questions(recorded: Mapping[str, Any] | None, expected: Mapping[str
 
 
 class StateWitness:
-    """Whether a recording line without a state fingerprint answered the case's state of today,
-    told from its request fingerprint (older lines of ours carry one; jevassert's do not).
+    """Whether recording lines without a state fingerprint answered their cases' states of today,
+    told from their request fingerprints (older lines of ours carry one; jevassert's do not).
 
     The request fingerprint covers backend, requested model, option order (all in the line),
     the questions as sent and the state: recomputed from today's questions and state, equal
     means the state is the one answered. Unequal means the state changed only when the line's
     rubric fingerprint shows the questions did not; otherwise it cannot tell (rubric drift is
-    this module's `check`, which reports it on its own)."""
+    this module's `check`, which reports it on its own). Computed at once for every such line,
+    so the questions are serialized once (wire.fingerprints), not once per line."""
 
-    def __init__(self, pack: Pack) -> None:
-        self._pack = pack
-        self._sent: dict[str, dict[str, Any]] | None = None
-        self._rubric: str | None = None
+    def __init__(self, pack: Pack, cases: Sequence[Case], lines: Mapping[str, RecordingLine]) -> None:
+        self._verdicts: dict[str, bool | None] = {}
+        pending = [(case, line) for case in cases if (line := lines.get(case.id)) is not None
+                   and line.state_fingerprint is None and line.request_fingerprint is not None
+                   and line.backend is not None]
+        if not pending:  # lines we record now carry a state fingerprint: nothing to compute
+            return
+        sent = pack.questions_as_sent()
+        rubric = rubric_fingerprint(sent)
+        by_backend: dict[str, list[tuple[Case, RecordingLine]]] = {}
+        for case, line in pending:
+            by_backend.setdefault(str(line.backend), []).append((case, line))
+        for backend, group in by_backend.items():
+            prints = fingerprints([_request(line, case, sent) for case, line in group], backend)
+            for (case, line), fingerprint in zip(group, prints):
+                same_questions = line.rubric_fingerprint == rubric and line.requested_model is not None
+                self._verdicts[case.id] = (True if fingerprint == line.request_fingerprint
+                                           else False if same_questions else None)
 
-    def verdict(self, line: RecordingLine, case: Case) -> bool | None:
+    def verdict(self, case_id: str) -> bool | None:
         """True: the line answered this state; False: it answered another; None: cannot tell."""
-        fingerprint = line.request_fingerprint
-        if fingerprint is None or line.backend is None:
-            return None
-        if self._sent is None:  # only for lines that need it: new lines carry a state fingerprint
-            self._sent = self._pack.questions_as_sent()
-            self._rubric = rubric_fingerprint(self._sent)
-        if fingerprint == _request_fingerprint(line, case, self._sent):
-            return True
-        same_questions = line.rubric_fingerprint == self._rubric and line.requested_model is not None
-        return False if same_questions else None
+        return self._verdicts.get(case_id)
 
 
 def _request_fingerprint(line: RecordingLine, case: Case, questions: dict[str, dict[str, Any]]) -> str:
+    return fingerprints([_request(line, case, questions)], str(line.backend))[0]
+
+
+def _request(line: RecordingLine, case: Case, questions: dict[str, dict[str, Any]]) -> Request:
+    """The request the line answered, as it would be sent today for this case."""
     order = line.option_order
     if order is not None:  # a shuffled request: its options went in this order
         questions = {qid: ({**q, "criteria": {label: q["criteria"][label] for label in order[qid]
                                               if label in q["criteria"]}}
                            if qid in order and q["type"] == "choice" else q) for qid, q in questions.items()}
-    request = Request(case.id, dict(case.state), questions, line.requested_model or "",
-                      option_order=dict(order) if order is not None else None)
-    return fingerprints([request], str(line.backend))[0]
+    return Request(case.id, dict(case.state), questions, line.requested_model or "",
+                   option_order=dict(order) if order is not None else None)
 
 
 def pin_problem(pack: Pack) -> str | None:
