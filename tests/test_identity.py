@@ -108,6 +108,25 @@ def test_older_lines_are_checked_through_their_request_fingerprint(pytester: pyt
     assert stale.parseoutcomes()["failed"] == 2
 
 
+def test_the_state_witness_tells_a_changed_state_only_when_the_questions_are_the_same(pytester: pytest.Pytester,
+                                                                                      tiny: Path) -> None:
+    from pytest_jev.recording_file import load_recording
+    from pytest_jev.rubric import StateWitness
+
+    rec = pytester.path / RECORDING
+    old = lines_of(rec)
+    for line in old:
+        del line["state_fingerprint"]
+    old[3]["rubric_fingerprint"] = "sha256:" + "1" * 64  # c-004: recorded for other wording
+    write_lines(rec, old)
+    set_message(tiny, "c-003", "A message the recording never saw.")
+    set_message(tiny, "c-004", "Another message the recording never saw.")
+    pack = load_pack(tiny)
+    recording = load_recording(rec)
+    witness = StateWitness(pack, pack.cases, recording.lines)
+    assert [witness.verdict(case.id) for case in pack.cases] == [True, True, False, None, True]
+
+
 def test_lines_with_no_fingerprint_replay_and_are_reported_once(pytester: pytest.Pytester, tiny: Path) -> None:
     rec = pytester.path / RECORDING
     old = lines_of(rec)
