@@ -143,7 +143,7 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
     expected_by_q = [0] * len(qids)
     lines = recording.lines
     numbers = recording.line_numbers
-    witness = StateWitness(pack, cases, lines)
+    witness = StateWitness(pack)
     for k, case in enumerate(cases):
         for qid in case.expect:
             expected_by_q[qindex[qid]] += 1
@@ -152,7 +152,7 @@ def grade(pack: Pack, recording: Recording, cases: Sequence[Case] | None = None)
         if rec is not None:
             recorded_state = rec.state_fingerprint
             if recorded_state is None:
-                same_state = witness.verdict(case.id)  # an older line of ours: its request fingerprint
+                same_state = witness.verdict(rec, case)  # an older line of ours: its request fingerprint
                 if same_state is None:
                     state_unchecked += 1
             else:

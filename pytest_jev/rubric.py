@@ -19,7 +19,7 @@ from .fileio import canonical_json
 from .formats.recording_line import RecordingLine
 from .packs.model import Case, Pack
 from .recording_file import Recording
-from .wire import Request, fingerprints
+from .wire import Request, fingerprint_serialized, fingerprints
 
 FIX = "re-record with --jev-record=all, or restore the wording the recording was made with"
 
@@ -108,38 +108,35 @@ def _changed_questions(recorded: Mapping[str, Any] | None, expected: Mapping[str
 
 
 class StateWitness:
-    """Whether recording lines without a state fingerprint answered their cases' states of today,
-    told from their request fingerprints (older lines of ours carry one; jevassert's do not).
+    """Whether a recording line without a state fingerprint answered its case's state of today,
+    told from its request fingerprint (older lines of ours carry one; jevassert's do not).
 
     The request fingerprint covers backend, requested model, option order (all in the line),
     the questions as sent and the state: recomputed from today's questions and state, equal
     means the state is the one answered. Unequal means the state changed only when the line's
     rubric fingerprint shows the questions did not; otherwise it cannot tell (rubric drift is
-    this module's `check`, which reports it on its own). Computed at once for every such line,
-    so the questions are serialized once (wire.fingerprints), not once per line."""
+    this module's `check`, which reports it on its own). The questions are serialized once, on
+    the first line that needs them (lines we record now carry a state fingerprint)."""
 
-    def __init__(self, pack: Pack, cases: Sequence[Case], lines: Mapping[str, RecordingLine]) -> None:
-        self._verdicts: dict[str, bool | None] = {}
-        pending = [(case, line) for case in cases if (line := lines.get(case.id)) is not None
-                   and line.state_fingerprint is None and line.request_fingerprint is not None
-                   and line.backend is not None]
-        if not pending:  # lines we record now carry a state fingerprint: nothing to compute
-            return
-        sent = pack.questions_as_sent()
-        rubric = rubric_fingerprint(sent)
-        by_backend: dict[str, list[tuple[Case, RecordingLine]]] = {}
-        for case, line in pending:
-            by_backend.setdefault(str(line.backend), []).append((case, line))
-        for backend, group in by_backend.items():
-            prints = fingerprints([_request(line, case, sent) for case, line in group], backend)
-            for (case, line), fingerprint in zip(group, prints):
-                same_questions = line.rubric_fingerprint == rubric and line.requested_model is not None
-                self._verdicts[case.id] = (True if fingerprint == line.request_fingerprint
-                                           else False if same_questions else None)
+    def __init__(self, pack: Pack) -> None:
+        self._pack = pack
+        self._sent: dict[str, dict[str, Any]] | None = None
+        self._sent_json = ""
+        self._rubric = ""
 
-    def verdict(self, case_id: str) -> bool | None:
+    def verdict(self, line: RecordingLine, case: Case) -> bool | None:
         """True: the line answered this state; False: it answered another; None: cannot tell."""
-        return self._verdicts.get(case_id)
+        if line.request_fingerprint is None or line.backend is None:
+            return None
+        if self._sent is None:
+            self._sent = self._pack.questions_as_sent()
+            self._sent_json = canonical_json(self._sent)
+            self._rubric = rubric_fingerprint(self._sent)
+        request = _request(line, case, self._sent)
+        questions = self._sent_json if request.questions is self._sent else canonical_json(request.questions)
+        if fingerprint_serialized(request, str(line.backend), questions) == line.request_fingerprint:
+            return True
+        return False if line.rubric_fingerprint == self._rubric and line.requested_model is not None else None
 
 
 def _request_fingerprint(line: RecordingLine, case: Case, questions: dict[str, dict[str, Any]]) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 from .fileio import canonical_json
 
 FINGERPRINT_VERSION = "v1"
+_TAIL = ',"v":' + canonical_json(FINGERPRINT_VERSION) + "}"  # every fingerprinted body ends so
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,25 @@ def fingerprints(requests: list[Request], backend: str) -> list[str]:
     (unless options are shuffled), which is most of the body: serialized once, not once per case.
     """
     head = '{"backend":' + canonical_json(backend) + ","
-    tail = ',"v":' + canonical_json(FINGERPRINT_VERSION) + "}"
     seen: dict[int, str] = {}  # id() is safe here: every questions object stays alive in `requests`
     out = []
     for req in requests:
         questions = seen.get(id(req.questions))
         if questions is None:
             questions = seen[id(req.questions)] = canonical_json(req.questions)
-        order = "" if req.option_order is None else f'"option_order":{canonical_json(req.option_order)},'
-        body = (f'{head}{order}"questions":{questions},"requested_model":{canonical_json(req.model)},'
-                f'"state":{canonical_json(req.state)}{tail}')
-        out.append("sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest())
+        out.append(_fingerprint(head, questions, req))
     return out
+
+
+def fingerprint_serialized(request: Request, backend: str, questions: str) -> str:
+    """Request.fingerprint, the request's questions given already serialized (their canonical
+    JSON): for one request at a time whose questions object many requests share."""
+    return _fingerprint('{"backend":' + canonical_json(backend) + ",", questions, request)
+
+
+def _fingerprint(head: str, questions: str, req: Request) -> str:
+    order = "" if req.option_order is None else f'"option_order":{canonical_json(req.option_order)},'
+    body = (f'{head}{order}"questions":{questions},"requested_model":{canonical_json(req.model)},'
+            f'"state":{canonical_json(req.state)}{_TAIL}')
+    return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
+

@@ -123,8 +123,8 @@ def test_the_state_witness_tells_a_changed_state_only_when_the_questions_are_the
     set_message(tiny, "c-004", "Another message the recording never saw.")
     pack = load_pack(tiny)
     recording = load_recording(rec)
-    witness = StateWitness(pack, pack.cases, recording.lines)
-    assert [witness.verdict(case.id) for case in pack.cases] == [True, True, False, None, True]
+    witness = StateWitness(pack)
+    assert [witness.verdict(recording.lines[case.id], case) for case in pack.cases] == [True, True, False, None, True]
 
 
 def test_lines_with_no_fingerprint_replay_and_are_reported_once(pytester: pytest.Pytester, tiny: Path) -> None:
