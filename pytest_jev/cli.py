@@ -30,7 +30,6 @@ ROOT_HELP = ("the registry (default: the current folder); every relative path th
              "files, --out, --results-dir) is taken from it, as with `git -C`")
 
 
-
 def _difference(text: str) -> float:
     """--difference: an accuracy difference as a fraction (0.02 = 2 points), above 0 and below 1."""
     try:
@@ -41,6 +40,7 @@ def _difference(text: str) -> float:
         guess = f"; for {value:g} points give {value / 100:g}" if 1 <= abs(value) < 100 else ""
         raise argparse.ArgumentTypeError(f"{text} is not a fraction between 0 and 1 (0.02 = 2 points){guess}")
     return value
+
 
 def _at(args: argparse.Namespace, path: str) -> Path:
     """A path given on the command line, taken from --root (an absolute one stays as it is)."""

@@ -341,11 +341,10 @@ def parse(config: pytest.Config) -> Options:
     results_dir = Path(config.rootpath, get("jev-results-dir"))
     baseline, baseline_path = _baseline(get("jev-baseline"), catalog, config.invocation_params.dir, results_dir)
     backend = catalog.parse(text, model=model, base_url=base_url) if text else None
-    if (backend is not None and backend.known is None and record_mode is None and not get("jev-dry-run")
-            and not (results_dir / backend.text).is_dir()):  # a recording run refuses it in its own words
-        from .recording_lookup import unknown_backend  # a typo's guess: only then
+    if backend is not None and backend.known is None and record_mode is None and not get("jev-dry-run"):
+        from .recording_lookup import refuse_unknown  # a name no kind knows: a results folder, or a typo
 
-        unknown_backend(backend.text, catalog, results_dir)
+        refuse_unknown(backend, catalog, results_dir)  # a recording run refuses it in its own words
     return Options(
         replay=bool(get("jev-replay")),
         recording=get("jev-recording"),

@@ -131,7 +131,7 @@ def parse_target(text: str, catalog: Catalog, here: Path, flag: str = "--jev-bas
     existing file or folder (from `here`) or looks like one (a `/`, or a .jsonl/.json name), else a
     backend or results folder name, parsed by the catalog as --jev-backend is (without --jev-model,
     which names the current backend's model). With `results_dir`: a name that is no backend kind
-    and no folder there is refused at once, with a guess (unknown_backend)."""
+    and no folder there is refused at once, with a guess (refuse_unknown)."""
     text = text.strip()
     if not text:
         raise OptionError(f"{flag} is empty", fix=f"pass {flag} NAME|PATH")
@@ -139,21 +139,21 @@ def parse_target(text: str, catalog: Catalog, here: Path, flag: str = "--jev-bas
     if (here / path).exists() or "/" in text or "\\" in text or text.endswith((".jsonl", ".json")):
         return None, here / path
     spec = catalog.parse(text)
-    if results_dir is not None and spec.known is None and not (results_dir / text).is_dir():
-        unknown_backend(text, catalog, results_dir, flag)
+    if results_dir is not None:
+        refuse_unknown(spec, catalog, results_dir, flag)
     return spec, None
 
 
-def unknown_backend(text: str, catalog: Catalog, results_dir: Path, flag: str = "--jev-backend") -> None:
+def refuse_unknown(spec: BackendSpec, catalog: Catalog, results_dir: Path, flag: str = "--jev-backend") -> None:
     """Refuse a backend name that is no installed kind and no folder of `results_dir` (a typo,
     refused before anything runs), guessing the closest kind or folder. --jev-backend's name may
     name a results folder (replay only); a --jev-baseline's (or `jev-packs flips` A/B's) may also
     be a path (parse_target). A Jev model version (`jev-1.13.0`) is never refused: it names the
     recording a jevassert pack pins (`tested`) in its own folder (candidate_recordings)."""
-    import difflib
-
-    if PINNED_NAME.match(text):
+    text = spec.text
+    if spec.known is not None or (results_dir / text).is_dir() or PINNED_NAME.match(text):
         return
+    import difflib
 
     folders = sorted(p.name for p in results_dir.iterdir() if p.is_dir()) if results_dir.is_dir() else []
     close = difflib.get_close_matches(text, [*catalog.kinds, *folders], n=1)

@@ -104,6 +104,7 @@ def parse_yaml(text: str, file: Path) -> tuple[Any, Lines]:
             _index(node, file, lines)
         data = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
+        source = text.splitlines()
         context = getattr(exc, "context", None)
         opened = getattr(exc, "context_mark", None) if context in OPENED_AT else None
         mark = opened or getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
@@ -112,11 +113,11 @@ def parse_yaml(text: str, file: Path) -> tuple[Any, Lines]:
         if opened is not None:
             problem += f" {OPENED_AT.get(str(context), '')}"
         elif line is not None and problem.startswith("mapping values are not allowed"):
-            keyless = _key_without_colon(text.splitlines(), line)
+            keyless = _key_without_colon(source, line)
             if keyless is not None:
                 line, problem = keyless, f"a key without its colon ({problem}, noticed on line {line})"
         fix = "fix the syntax (check indentation and quoting)"
-        bad_line = text.splitlines()[line - 1] if line is not None and 0 < line <= len(text.splitlines()) else ""
+        bad_line = source[line - 1] if line is not None and 0 < line <= len(source) else ""
         if "\t" in bad_line[:len(bad_line) - len(bad_line.lstrip())] or (mark and bad_line[mark.column:][:1] == "\t"):
             problem, fix = f"a tab indents this line ({problem})", "indent with spaces: YAML does not allow tabs there"
         raise PackError(f"invalid YAML: {problem}", file=file, line=line, fix=fix) from None
