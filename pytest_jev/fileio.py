@@ -15,6 +15,7 @@ fingerprint hashes.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import stat
@@ -136,6 +137,11 @@ def loads_line(text: str) -> Any:
 def canonical_json(value: Any) -> str:
     """Canonical JSON (sorted keys, no spaces, UTF-8 as is): what every fingerprint hashes."""
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_sha256(value: Any) -> str:
+    """`sha256:` and the hex sha256 of `value`'s canonical JSON: a state, a question, an identity."""
+    return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
 def scrub(text: str) -> str:

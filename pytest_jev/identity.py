@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .fileio import canonical_json
+from .fileio import json_sha256
 from .formats.identity_json import GRID, PROTOCOL_VERSION, Dataset, Identity, ProtocolSettings
 from .packs.model import Pack
 from .rubric import rubric_fingerprint
@@ -50,16 +50,12 @@ MEANING = {
 }
 
 
-def sha(value: Any) -> str:
-    return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
-
-
 def content_sha256(pack: Pack) -> str:
     """sha256 of what pack.yaml says the numbers depend on (see the module docstring)."""
     questions = {qid: {"as_sent": q.as_sent(), "labels": list(q.levels) if q.type == "score" else sorted(q.labels)}
                  for qid, q in pack.questions.items()}
     thresholds = {qid: dict(floors) for qid, floors in pack.thresholds.items()}
-    return sha({"questions": questions, "thresholds": thresholds})
+    return json_sha256({"questions": questions, "thresholds": thresholds})
 
 
 def data_files(pack: Pack) -> dict[str, str]:
@@ -82,7 +78,7 @@ def of(pack: Pack, split: str, protocol: ProtocolSettings | None = None, *, cont
     content_sha256(pack) when it is already known)."""
     body = Identity(None, pack.id, pack.version, split, content or content_sha256(pack),
                     rubric_fingerprint(pack.questions_as_sent()), data_files(pack), protocol)
-    return Identity(sha(body.hashed()), *_fields(body)[1:])
+    return Identity(json_sha256(body.hashed()), *_fields(body)[1:])
 
 
 def _fields(identity: Identity) -> tuple[Any, ...]:

@@ -10,12 +10,11 @@ recording made for other wording (rubric drift) and name each question that chan
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .fileio import canonical_json
+from .fileio import canonical_json, json_sha256
 from .formats.recording_line import RecordingLine
 from .packs.model import Case, Pack
 from .recording_file import Recording
@@ -24,18 +23,14 @@ from .wire import Request, fingerprint_serialized, fingerprints
 FIX = "re-record with --jev-record=all, or restore the wording the recording was made with"
 
 
-def _sha(value: Any) -> str:
-    return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
-
-
 def question_fingerprints(questions: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
     """sha256 of each question as sent, by question id."""
-    return {qid: _sha(question) for qid, question in questions.items()}
+    return {qid: json_sha256(question) for qid, question in questions.items()}
 
 
 def rubric_fingerprint(questions: Mapping[str, Mapping[str, Any]]) -> str:
     """sha256 of all questions as sent (question id -> wire form)."""
-    return _sha(dict(questions))
+    return json_sha256(dict(questions))
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from .fileio import canonical_json
+from .fileio import canonical_json, json_sha256
 
 FINGERPRINT_VERSION = "v1"
 _TAIL = ',"v":' + canonical_json(FINGERPRINT_VERSION) + "}"  # every fingerprinted body ends so
@@ -37,7 +37,7 @@ class Request:
 def state_fingerprint(state: Any) -> str:
     """sha256 of a case's state as canonical JSON: every recording line of ours carries it, so
     replay refuses an answer to a state the case no longer has (grade.py)."""
-    return "sha256:" + hashlib.sha256(canonical_json(state).encode("utf-8")).hexdigest()
+    return json_sha256(state)
 
 
 def fingerprints(requests: list[Request], backend: str) -> list[str]:

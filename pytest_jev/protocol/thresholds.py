@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JevError
-from ..fileio import exists, loads, read_text
+from ..fileio import exists, json_sha256, loads, read_text
 
 if TYPE_CHECKING:  # the protocol's file models load with the first protocol run (every session imports this)
     from ..formats.identity_json import Dataset, Identity
@@ -106,9 +106,7 @@ def write_thresholds(path: Path, doc: Thresholds, *, role: str | None) -> Path:
 
 def applied_sha256(thresholds: Thresholds) -> str:
     """What a held-out run remembers of the thresholds it applied: the sha256 of the file's object."""
-    from ..identity import sha  # see the imports above
-
-    return sha(thresholds.to_json())
+    return json_sha256(thresholds.to_json())
 
 
 def record_freeze(path: Path, applied: str, freeze: Freeze) -> Path | None:
